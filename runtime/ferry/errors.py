@@ -1,0 +1,54 @@
+"""Every refusal ferry makes: one exception type, one catalogue of codes.
+
+A ``FerryError`` always carries three things a person needs at 3 a.m.: the stable
+``X_*`` code (grep-able, alertable), a message naming the thing that was refused,
+and a ``fix:`` line saying what to change. ``str(error)`` renders all three.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: code -> what it means. ``docs/errors.md`` lists exactly these (a test keeps them in step).
+CODES: Final[dict[str, str]] = {
+    "X_INVARIANT": "a declaration or argument breaks a rule ferry enforces where it is written",
+    "X_IDEMPOTENCY_REQUIRED": "a job (or a task's entry) has no idempotency key",
+    "X_VALIDATION": "a job input does not match the job's input schema",
+    "X_PAYLOAD_NOT_JSON": "a payload or step result holds a value with no JSON form",
+    "X_STEP_DUPLICATE": "one run called step.run/step.sleep twice with the same name",
+    "X_ABORTED": "the run's signal was aborted, so a step result is not recorded",
+    "X_TIMEOUT": "an attempt ran past the job's timeout",
+    "X_DRAINING": "the worker is draining (SIGTERM) and aborted the run; the attempt is uncounted",
+    "X_LEASE_LOST": "the worker could not renew the run's lease for a whole window",
+    "X_CANCELLED": "an operator cancelled the run",
+    "X_JOB_FAILED": "the job body raised; the error message is the body's",
+    "X_JOB_UNKNOWN": "a queued run names a job this process has not declared",
+    "X_CONCURRENCY_BUSY": "a concurrency slot was busy and the job declared when_busy='fail'",
+    "X_JOB_CONCURRENCY_UNENFORCEABLE": "jobs declare concurrency but the driver has no LeaseStore",
+    "X_DRIVER_UNSET": "an enqueue or a worker ran before any job driver was configured",
+    "X_DRIVER_NO_TRANSACTIONS": "an enqueue asked to join a transaction the driver cannot join",
+    "X_DRIVER_CLOSED": "the job driver was used after close()",
+    "X_RUN_NOT_FOUND": "an introspection call named a run id that does not exist",
+    "X_RUN_STATE": "an introspection action does not apply to the run's current state",
+    "X_NOT_IMPLEMENTED": "the command is planned but not built",
+}
+
+
+class FerryError(Exception):
+    """A refusal with a stable code, a message naming the thing, and a fix."""
+
+    code: str
+    message: str
+    fix: str
+
+    def __init__(self, code: str, message: str, fix: str) -> None:
+        if code not in CODES:
+            raise ValueError(f"unknown ferry error code {code!r}")
+        super().__init__(f"{code}: {message}\nfix: {fix}")
+        self.code = code
+        self.message = message
+        self.fix = fix
+
+    def to_dict(self) -> dict[str, str]:
+        """The shape the CLI's ``--json`` envelope and the stored ``last_error`` use."""
+        return {"code": self.code, "message": self.message, "fix": self.fix}

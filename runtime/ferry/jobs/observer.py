@@ -1,0 +1,49 @@
+"""What an execution reports as it goes: the seam for metrics, logs and the test trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+ExecutionOutcome = Literal[
+    "completed",  # acked
+    "retried",  # attempt failed, another is scheduled
+    "dead",  # attempt failed with none left: dead-lettered
+    "interrupted",  # drain aborted it; attempt given back
+    "slept",  # step.sleep parked it; attempt given back
+    "deferred",  # concurrency slot busy (or job unknown here); attempt given back
+    "cancelled",  # an operator cancelled it
+    "lease-lost",  # the lease lapsed under it; nothing settled
+    "abandoned",  # the worker stopped waiting (drain deadline); nothing settled
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionReport:
+    """How one claimed attempt ended, and whether its settle landed."""
+
+    job_id: str
+    job_name: str
+    queue: str
+    attempt: int
+    outcome: ExecutionOutcome
+    code: str | None
+    message: str | None
+    duration_ms: int
+    landed: bool
+
+
+class ExecutionObserver:
+    """Hooks ``execute_job`` calls; every one is a no-op until overridden."""
+
+    def step_executed(self, job_name: str, job_id: str, step_name: str) -> None:
+        """A step's function actually ran (a replay from storage is not reported)."""
+
+    def heartbeat_failed(self, job_name: str, job_id: str, queue: str, error: str) -> None:
+        """One lease renewal did not land; the window may still hold."""
+
+    def lease_lost(self, job_name: str, job_id: str, queue: str) -> None:
+        """A whole lease window passed with no renewal landing."""
+
+    def execution_finished(self, report: ExecutionReport) -> None:
+        """The attempt ended (settled or not)."""

@@ -1,0 +1,80 @@
+"""The declared policies of a job: ``Retry`` and ``Concurrency``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Generic, Literal, TypeVar
+
+from ferry._duration import Duration, to_ms
+from ferry.errors import FerryError
+
+InputT = TypeVar("InputT")
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """How many attempts a run gets and how long to wait between them.
+
+    The defaults — 3 attempts, 1 s doubling, capped at 30 s — are the spec's. Backoff is
+    deterministic (no jitter) so a frozen-clock test can name the instant of a retry.
+    """
+
+    attempts: int = 3
+    backoff: Literal["exponential", "fixed"] = "exponential"
+    base: Duration = "1s"
+    max: Duration = "30s"
+    base_ms: int = field(init=False)
+    max_ms: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.attempts, bool) or not isinstance(self.attempts, int) or (
+            self.attempts < 1
+        ):
+            raise FerryError(
+                "X_INVARIANT",
+                f"Retry(attempts={self.attempts!r}) must be a whole number of at least 1",
+                "use Retry(attempts=1) for a job that must not be retried",
+            )
+        if self.backoff not in ("exponential", "fixed"):
+            raise FerryError(
+                "X_INVARIANT",
+                f"Retry(backoff={self.backoff!r}) is not a backoff",
+                'use backoff="exponential" or backoff="fixed"',
+            )
+        object.__setattr__(self, "base_ms", to_ms(self.base, what="Retry.base"))
+        object.__setattr__(self, "max_ms", to_ms(self.max, what="Retry.max"))
+
+    def delay_ms(self, attempt: int) -> int:
+        """The wait before the attempt after ``attempt`` (1-based)."""
+        if self.backoff == "fixed":
+            return min(self.base_ms, self.max_ms)
+        return min(self.base_ms * 2 ** max(attempt - 1, 0), self.max_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class Concurrency(Generic[InputT]):
+    """At most ``limit`` runs at once per key, across every worker of the fleet.
+
+    ``key`` maps the input to the key runs count under (``None``: one key for the whole
+    job). ``when_busy="wait"`` defers a run with a later ``run_at`` (never dropped);
+    ``"fail"`` fails it at once with ``X_CONCURRENCY_BUSY``.
+    """
+
+    key: Callable[[InputT], str] | None = None
+    limit: int = 1
+    when_busy: Literal["wait", "fail"] = "wait"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
+            raise FerryError(
+                "X_INVARIANT",
+                f"Concurrency(limit={self.limit!r}) must be a whole number of at least 1",
+                "set limit=1 for one run at a time per key",
+            )
+        if self.when_busy not in ("wait", "fail"):
+            raise FerryError(
+                "X_INVARIANT",
+                f"Concurrency(when_busy={self.when_busy!r}) is not a policy",
+                'use when_busy="wait" (defer) or when_busy="fail"',
+            )

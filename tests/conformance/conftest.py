@@ -1,0 +1,47 @@
+"""The conformance suite runs every test against every shipped driver.
+
+A driver is a product feature only if it passes the same behaviour tests as the others:
+these fixtures hand each test a fresh driver of each kind on one frozen clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from ferry.clock import FrozenClock
+from ferry.drivers.protocol import JobDriver
+from ferry.testing import Harness
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    return FrozenClock()
+
+
+@pytest.fixture(params=["memory", "postgres"])
+async def driver(
+    request: pytest.FixtureRequest, clock: FrozenClock, postgres_dsn: str, pg_schema: str
+) -> AsyncIterator[JobDriver]:
+    """A fresh, empty driver of each kind, on the test's frozen clock."""
+    if request.param == "memory":
+        from ferry.drivers.memory import memory_job_driver
+
+        memory = memory_job_driver(clock=clock)
+        yield memory
+        await memory.close()
+        return
+    from ferry.drivers.postgres import postgres_job_driver
+
+    postgres = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
+    yield postgres
+    await postgres.close()
+
+
+@pytest.fixture
+def harness(driver: JobDriver, clock: FrozenClock) -> Iterator[Harness]:
+    """A harness on the test's driver, installed as the ambient driver."""
+    h = Harness(driver=driver, clock=clock)
+    with h.installed():
+        yield h

@@ -1,0 +1,45 @@
+"""Shared fixtures: a real PostgreSQL server for the whole session.
+
+``DATABASE_URL`` points the suite at a server you run; without it the suite starts the
+embedded ``pgserver`` PostgreSQL in a temporary directory. Each test that needs the
+database gets a schema of its own, so tests never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import asyncpg
+import pytest
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """A DSN for a running PostgreSQL server (``DATABASE_URL`` or an embedded one)."""
+    configured = os.environ.get("DATABASE_URL")
+    if configured:
+        yield configured
+        return
+    import pgserver
+
+    data_dir = tempfile.mkdtemp(prefix="ferry-test-pg-")
+    server = pgserver.get_server(data_dir, cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+async def pg_schema(postgres_dsn: str) -> AsyncIterator[str]:
+    """A fresh, empty schema name for this test; dropped afterwards."""
+    schema = f"ferry_t_{uuid.uuid4().hex[:12]}"
+    yield schema
+    connection = await asyncpg.connect(postgres_dsn)
+    try:
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await connection.close()
