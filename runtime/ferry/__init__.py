@@ -18,6 +18,7 @@ from ferry.jobs import (
     throw_if_aborted,
     use_connection,
 )
+from ferry.tasks import task
 
 __all__ = [
     "AbortSignal",
@@ -31,6 +32,7 @@ __all__ = [
     "define_api",
     "job",
     "set_job_driver",
+    "task",
     "throw_if_aborted",
     "use_connection",
 ]

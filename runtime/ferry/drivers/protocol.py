@@ -271,6 +271,28 @@ class JobIntrospection(Protocol):
         ...
 
 
+class QueueWake(Protocol):
+    """Wakes an idle worker when a run is enqueued, instead of waiting for the next poll."""
+
+    @property
+    def healthy(self) -> bool:
+        """True while wake-ups are known to arrive (the poll can then be lazier)."""
+        ...
+
+    @property
+    def idle_poll_ms(self) -> int:
+        """How long an idle worker may wait before it polls anyway."""
+        ...
+
+    async def wait(self, timeout_ms: int) -> bool:
+        """True when woken by an enqueue, False when ``timeout_ms`` passed first."""
+        ...
+
+    async def close(self) -> None:
+        """Stop listening."""
+        ...
+
+
 @runtime_checkable
 class JobDriver(Protocol):
     """The one interface to job storage. Job code never changes when it does."""
@@ -298,6 +320,10 @@ class JobDriver(Protocol):
     @property
     def introspect(self) -> JobIntrospection:
         """Operator capabilities."""
+        ...
+
+    def wake(self) -> QueueWake:
+        """This process's one wake-up source for idle workers."""
         ...
 
     async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:

@@ -216,8 +216,7 @@ def job(
         raise FerryError(
             "X_INVARIANT",
             f"job input {input!r} is not a pydantic model class",
-            "declare the input as `class MyInput(pydantic.BaseModel): ...` and pass "
-            "input=MyInput",
+            "declare the input as `class MyInput(pydantic.BaseModel): ...` and pass input=MyInput",
         )
     if not callable(idempotency_key):
         raise FerryError(
@@ -231,7 +230,8 @@ def job(
     timeout_ms = None if timeout is None else to_ms(timeout, what="job timeout")
     if timeout_ms == 0:
         raise FerryError(
-            "X_INVARIANT", "job timeout 0 would abort every attempt at once",
+            "X_INVARIANT",
+            "job timeout 0 would abort every attempt at once",
             'leave timeout out for no timeout, or give one such as timeout="30s"',
         )
 

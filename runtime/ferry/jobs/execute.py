@@ -10,7 +10,6 @@ copy of one job writing into the same run.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
 from collections.abc import Callable
@@ -157,17 +156,14 @@ class _Execution:
             return None
         error = FerryError(
             "X_CONCURRENCY_BUSY",
-            f'job "{definition.name}" already runs {concurrency.limit} at once under key '
-            f'"{key}"',
+            f'job "{definition.name}" already runs {concurrency.limit} at once under key "{key}"',
             'wait for the running ones, or declare when_busy="wait" to defer instead',
         )
         if concurrency.when_busy == "fail":
             return await self._nack("dead", error)
         return await self._nack("deferred", error, self.clock.now_ms() + BUSY_RETRY_MS)
 
-    async def _run_body(
-        self, definition: JobDefinition[Any, Any], parsed: Any
-    ) -> ExecutionReport:
+    async def _run_body(self, definition: JobDefinition[Any, Any], parsed: Any) -> ExecutionReport:
         claimed = self.claimed
         final_attempt = claimed.attempt >= claimed.max_attempts
         ctx = JobContext(
@@ -212,7 +208,7 @@ class _Execution:
             on_failed=self._heartbeat_failed,
             on_lost=self._lease_lost,
         )
-        body = asyncio.create_task(definition.body(**kwargs), name=f"ferry-job-{claimed.id}")
+        body: asyncio.Task[Any] = asyncio.ensure_future(definition.body(**kwargs))
         watchers = [asyncio.create_task(self._abandon_after_abort())]
         if definition.timeout_ms is not None:
             watchers.append(asyncio.create_task(self._time_out(definition.timeout_ms)))
@@ -307,8 +303,13 @@ class _Execution:
         delay = definition.retry.delay_ms(claimed.attempt)
         logger.warning(
             "jobs.run.retrying",
-            extra={"job_id": claimed.id, "job": claimed.name, "code": error.code,
-                   "attempt": claimed.attempt, "delay_ms": delay},
+            extra={
+                "job_id": claimed.id,
+                "job": claimed.name,
+                "code": error.code,
+                "attempt": claimed.attempt,
+                "delay_ms": delay,
+            },
         )
         return await self._nack("retried", error, self.clock.now_ms() + delay)
 
@@ -348,9 +349,7 @@ class _Execution:
         """``on_settled`` once per ending — only for a settle that landed."""
         if definition.on_settled is None or not report.landed:
             return
-        outcome = {"completed": "completed", "cancelled": "cancelled"}.get(
-            report.outcome, "failed"
-        )
+        outcome = {"completed": "completed", "cancelled": "cancelled"}.get(report.outcome, "failed")
         settled: Settled[Any, Any] = Settled(
             outcome=outcome,  # type: ignore[arg-type]
             job_id=report.job_id,
@@ -401,8 +400,11 @@ class _Execution:
     def _lease_lost(self) -> None:
         logger.error(
             "jobs.lease.lost",
-            extra={"job_id": self.claimed.id, "job": self.claimed.name,
-                   "queue": self.claimed.queue},
+            extra={
+                "job_id": self.claimed.id,
+                "job": self.claimed.name,
+                "queue": self.claimed.queue,
+            },
         )
         self.observer.lease_lost(self.claimed.name, self.claimed.id, self.claimed.queue)
         self.signal.abort(
@@ -410,8 +412,7 @@ class _Execution:
                 "X_LEASE_LOST",
                 f"worker {self.worker_id} renewed no lease on run {self.claimed.id} for "
                 f"{self.lease_ms} ms; the queue may hand it to another worker",
-                "check the database connection of this worker; alert on "
-                "job_leases_lost_total",
+                "check the database connection of this worker; alert on job_leases_lost_total",
             )
         )
 
@@ -441,6 +442,5 @@ def unenforceable(job_names: list[str], driver_name: str) -> FerryError:
         "X_JOB_CONCURRENCY_UNENFORCEABLE",
         f"the {driver_name} driver has no LeaseStore, so it cannot hold the concurrency "
         f"declared by job(s) {names} across the fleet",
-        "use a driver that ships leases (postgres, memory), or remove concurrency= from "
-        "those jobs",
+        "use a driver that ships leases (postgres, memory), or remove concurrency= from those jobs",
     )

@@ -60,7 +60,7 @@ def parse_input(definition: JobDefinition[Any, Any], value: Any) -> BaseModel:
     """``value`` as the job's input model, or ``X_VALIDATION`` naming the bad fields."""
     model = definition.input_model
     if isinstance(value, model):
-        return value
+        return value  # type: ignore[no-any-return]
     if isinstance(value, BaseModel):
         value = value.model_dump()
     if not isinstance(value, Mapping):
@@ -71,11 +71,11 @@ def parse_input(definition: JobDefinition[Any, Any], value: Any) -> BaseModel:
             f"pass {model.__name__}(...) or a dict of its fields",
         )
     try:
-        return model.model_validate(value)
+        parsed: BaseModel = model.model_validate(value)
+        return parsed
     except ValidationError as error:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(input)'}: {e['msg']}"
-            for e in error.errors()
+            f"{'.'.join(str(p) for p in e['loc']) or '(input)'}: {e['msg']}" for e in error.errors()
         )
         raise FerryError(
             "X_VALIDATION",

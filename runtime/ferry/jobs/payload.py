@@ -56,8 +56,10 @@ def _walk(value: Any, path: str, seen: set[int]) -> JsonValue:
         raise _refuse(path, "refers back to itself (a circular structure)", value)
     if isinstance(value, BaseModel):
         seen.add(id(value))
-        out = {name: _walk(getattr(value, name), f"{path}.{name}", seen)
-               for name in type(value).model_fields}
+        out = {
+            name: _walk(getattr(value, name), f"{path}.{name}", seen)
+            for name in type(value).model_fields
+        }
         seen.discard(id(value))
         return out
     if isinstance(value, Mapping):

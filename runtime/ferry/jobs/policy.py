@@ -28,8 +28,10 @@ class Retry:
     max_ms: int = field(init=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.attempts, bool) or not isinstance(self.attempts, int) or (
-            self.attempts < 1
+        if (
+            isinstance(self.attempts, bool)
+            or not isinstance(self.attempts, int)
+            or (self.attempts < 1)
         ):
             raise FerryError(
                 "X_INVARIANT",
@@ -49,7 +51,8 @@ class Retry:
         """The wait before the attempt after ``attempt`` (1-based)."""
         if self.backoff == "fixed":
             return min(self.base_ms, self.max_ms)
-        return min(self.base_ms * 2 ** max(attempt - 1, 0), self.max_ms)
+        doubled: int = self.base_ms * 2 ** max(attempt - 1, 0)
+        return min(doubled, self.max_ms)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,8 @@ def define_api(
     hands over keeps its ``anonymous-*-<n>`` name. Two handles on one name are refused."""
     api = Api()
     for handle, export in _exports(jobs, JobHandle):
+        if handle.actor is not None:
+            continue  # an as_actor view is the same job under another export, not a name
         _stamp(handle.definition, export)
         _register(api.jobs, handle.name, handle, "job")
     from ferry.tasks.declaration import TaskHandle
@@ -66,15 +68,10 @@ def _stamp(definition: JobDefinition[Any, Any], export: str) -> None:
 
 def _register(table: dict[str, Any], name: str, handle: Any, kind: str) -> None:
     existing = table.get(name)
-    if existing is not None and _identity(existing) is not _identity(handle):
+    if existing is not None and existing is not handle:
         raise FerryError(
             "X_INVARIANT",
             f'two {kind}s are named "{name}"',
             "give one of them its own name= — the name is a durable queue key",
         )
     table[name] = handle
-
-
-def _identity(handle: Any) -> Any:
-    """A job's ``as_actor`` views share one declaration and count as one job."""
-    return handle.definition if isinstance(handle, JobHandle) else handle

@@ -82,9 +82,7 @@ class Step:
             value = await value
         self._refuse_if_aborted(name)
         result = to_json(value, what=f'step "{name}" result')
-        await self._record(
-            StepRecord(name, "run", result, started, self._clock.now_ms())
-        )
+        await self._record(StepRecord(name, "run", result, started, self._clock.now_ms()))
         return result  # type: ignore[no-any-return]
 
     async def sleep(self, name: str, duration: Duration) -> None:
@@ -107,8 +105,8 @@ class Step:
         if not isinstance(name, str) or not name:
             raise FerryError(
                 "X_INVARIANT",
-                f"step name {name!r} in job \"{self._job_name}\" is not a non-empty string",
-                "name every step with a stable string, e.g. step.run(\"provision\", ...)",
+                f'step name {name!r} in job "{self._job_name}" is not a non-empty string',
+                'name every step with a stable string, e.g. step.run("provision", ...)',
             )
         if name in self._seen:
             raise FerryError(

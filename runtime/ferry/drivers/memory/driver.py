@@ -8,6 +8,7 @@ transaction, so an enqueue that asks to is refused rather than silently not join
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ _NACK_STATE: Mapping[str, JobState] = {
     "cancelled": "cancelled",
 }
 _UNCOUNTED = frozenset({"interrupted", "sleep", "deferred"})
+
 
 @dataclass
 class _Run:
@@ -85,6 +87,7 @@ class _Run:
             last_error=self.last_error,
         )
 
+
 class MemoryJobDriver:
     """All runs, steps, slots and paused queues in this process."""
 
@@ -98,6 +101,7 @@ class MemoryJobDriver:
         self._steps = MemoryStepStore(self)
         self._leases = MemoryLeaseStore(self._clock)
         self._introspect = MemoryIntrospection(self)
+        self._wake = MemoryWake()
 
     @property
     def name(self) -> str:
@@ -119,11 +123,18 @@ class MemoryJobDriver:
     def introspect(self) -> MemoryIntrospection:
         return self._introspect
 
+    def wake(self) -> MemoryWake:
+        return self._wake
+
     async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
-        return self._enqueue(request)
+        result = self._enqueue(request)
+        self._wake.notify()
+        return result
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
-        return [self._enqueue(request) for request in requests]
+        results = [self._enqueue(request) for request in requests]
+        self._wake.notify()
+        return results
 
     def _enqueue(self, request: EnqueueRequest) -> EnqueueResult:
         self._check_open()
@@ -266,6 +277,36 @@ class MemoryJobDriver:
                 "create a new driver, or close it only at shutdown",
             )
 
+
+class MemoryWake:
+    """Wake-ups within the process: an enqueue sets an event every waiter shares."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    @property
+    def healthy(self) -> bool:
+        return True
+
+    @property
+    def idle_poll_ms(self) -> int:
+        return 5_000
+
+    def notify(self) -> None:
+        self._event.set()
+
+    async def wait(self, timeout_ms: int) -> bool:
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout_ms / 1000)
+        except TimeoutError:
+            return False
+        self._event.clear()
+        return True
+
+    async def close(self) -> None:
+        self._event.set()
+
+
 class MemoryStepStore:
     """Step records per run, fenced on the worker holding the run."""
 
@@ -284,6 +325,7 @@ class MemoryStepStore:
 
     def for_run(self, job_id: str) -> list[StepRecord]:
         return sorted(self._records.get(job_id, {}).values(), key=lambda s: s.started_at_ms)
+
 
 class MemoryLeaseStore:
     """Concurrency slots: key -> holder -> expiry."""
@@ -317,6 +359,7 @@ class MemoryLeaseStore:
 
     def _live(self, key: str, now: int) -> dict[str, int]:
         return {h: exp for h, exp in self._slots.get(key, {}).items() if exp > now}
+
 
 class MemoryIntrospection:
     """``JobIntrospection`` over the memory driver's runs."""
@@ -391,6 +434,7 @@ class MemoryIntrospection:
             )
         return run
 
+
 def _claimable(run: _Run, now: int) -> bool:
     if run.state in _CLAIMABLE:
         return run.run_at_ms <= now
@@ -399,6 +443,7 @@ def _claimable(run: _Run, now: int) -> bool:
         and run.lease_expires_at_ms is not None
         and run.lease_expires_at_ms <= now
     )
+
 
 def _claimed(run: _Run) -> ClaimedJob:
     assert run.lease_expires_at_ms is not None
@@ -418,13 +463,14 @@ def _claimed(run: _Run) -> ClaimedJob:
         lease_expires_at_ms=run.lease_expires_at_ms,
     )
 
+
 def _wrong_state(run: _Run, action: str, allowed: str) -> FerryError:
     return FerryError(
         "X_RUN_STATE",
-        f"run {run.id} of job \"{run.name}\" is {run.state}; only {allowed} runs can be "
-        f"{action}",
+        f'run {run.id} of job "{run.name}" is {run.state}; only {allowed} runs can be {action}',
         f"check the run with `ferry jobs show {run.id}` first",
     )
+
 
 def memory_job_driver(*, clock: Clock | None = None) -> MemoryJobDriver:
     """A driver that keeps everything in this process — for tests and experiments only."""
