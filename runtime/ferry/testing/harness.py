@@ -130,8 +130,6 @@ class Harness:
 
     async def _next_retry_ms(self) -> int | None:
         """The earliest instant a queued run that failed or was deferred becomes due."""
-        waiting = await self.driver.introspect.list_runs(
-            RunFilter(state="queued", limit=1_000_000)
-        )
+        waiting = await self.driver.introspect.list_runs(RunFilter(state="queued", limit=1_000_000))
         instants = [run.run_at_ms for run in waiting if run.last_error is not None]
         return min(instants) if instants else None
