@@ -23,6 +23,7 @@ CODES: Final[dict[str, str]] = {
     "X_CANCELLED": "an operator cancelled the run",
     "X_JOB_FAILED": "the job body raised; the error message is the body's",
     "X_JOB_UNKNOWN": "a queued run names a job this process has not declared",
+    "X_TASK_UNKNOWN": "a command named a task the application does not declare",
     "X_CONCURRENCY_BUSY": "a concurrency slot was busy and the job declared when_busy='fail'",
     "X_JOB_CONCURRENCY_UNENFORCEABLE": "jobs declare concurrency but the driver has no LeaseStore",
     "X_DRIVER_UNSET": "an enqueue or a worker ran before any job driver was configured",
@@ -31,6 +32,20 @@ CODES: Final[dict[str, str]] = {
     "X_RUN_NOT_FOUND": "an introspection call named a run id that does not exist",
     "X_RUN_STATE": "an introspection action does not apply to the run's current state",
     "X_NOT_IMPLEMENTED": "the command is planned but not built",
+    "X_DB_UNREACHABLE": "ferry doctor could not connect to the database",
+    "X_MIGRATIONS_PENDING": "the schema lacks migrations this version of ferry ships",
+    "X_NO_SCHEDULER_LEADER": "tasks were dispatched on this schema but no scheduler leads now",
+    "X_STUCK_LEASES": "running runs whose lease lapsed and that no worker has taken over",
+    "X_CLOCK_SKEW": "this process's clock and the database's differ by more than allowed",
+    "X_WEBHOOK_ENDPOINT_UNKNOWN": "a webhook delivery names an endpoint the app did not find",
+    "X_WEBHOOK_ENDPOINT_INVALID": "a webhook endpoint's URL or secrets cannot be delivered to",
+    "X_WEBHOOK_ENDPOINT_DISABLED": "a webhook endpoint is disabled (410, or too many failures)",
+    "X_WEBHOOK_EVENT_UNKNOWN": "a webhook delivery names an event the app did not find",
+    "X_WEBHOOK_EVENT_INVALID": "a webhook event has no topic or a body with no JSON form",
+    "X_WEBHOOK_DELIVERY_FAILED": "a webhook endpoint answered 5xx or could not be reached",
+    "X_WEBHOOK_DELIVERY_THROTTLED": "a webhook endpoint answered 429 (retried after Retry-After)",
+    "X_WEBHOOK_DELIVERY_REJECTED": "a webhook endpoint answered a 4xx other than 410 and 429",
+    "X_WEBHOOK_SIGNATURE_INVALID": "a received webhook's signature or timestamp does not verify",
 }
 
 

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from ferry import FerryError
 from ferry.clock import FrozenClock
-from ferry.drivers.protocol import ClaimOptions, RunFilter
+from ferry.drivers.protocol import ClaimOptions, JobError, NackOptions, RunFilter
+from ferry.jobs.execute import execute_job
 from ferry.testing import Harness
 
-from .jobs_fixture import flaky, reset
+from .jobs_fixture import effects, flaky, reset
+from .jobs_steps import cooperative
+
+LEASE = 120_000
 
 
 @pytest.fixture(autouse=True)
@@ -79,3 +85,81 @@ async def test_stats_count_every_state_per_queue(harness: Harness) -> None:
     assert stats["default"].counts["dead"] == 1
     assert stats["default"].counts["queued"] == 0
     assert stats["idle"].paused is True
+
+
+async def test_a_running_run_cancelled_by_an_operator_is_aborted_and_settled_cancelled(
+    harness: Harness, clock: FrozenClock
+) -> None:
+    job_id = (await cooperative.enqueue({"org_id": "o"})).job_id
+    [claimed] = await harness.driver.claim(ClaimOptions("w1", LEASE, 1))
+    running = asyncio.create_task(
+        execute_job(
+            claimed,
+            driver=harness.driver,
+            worker_id="w1",
+            lease_ms=LEASE,
+            heartbeat_interval_ms=1_000,
+        )
+    )
+    for _ in range(5_000):  # a bounded wait for the body to start (a guard, not a timing)
+        if effects["before"] == 1:
+            break
+        await asyncio.sleep(0.001)
+    introspect = harness.driver.introspect
+    assert await introspect.cancel_run(job_id) == "running", "recorded, not yet settled"
+    run = await introspect.get_run(job_id)
+    assert run is not None and run.cancel_requested_at_ms == clock.now_ms()
+    clock.advance("1s")  # the next heartbeat learns of the cancel
+    report = await running
+    assert effects["aborted:X_CANCELLED"] == 1, "the body heard the cancel on its signal"
+    assert (report.outcome, report.code) == ("cancelled", "X_CANCELLED")
+    run = await introspect.get_run(job_id)
+    assert run is not None and run.summary.state == "cancelled"
+    assert run.locked_by is None
+
+
+async def test_a_cancel_requested_run_never_goes_back_to_the_queue(
+    harness: Harness, clock: FrozenClock
+) -> None:
+    job_id = (await flaky.enqueue({"id": "a"})).job_id
+    await harness.driver.claim(ClaimOptions("w1", LEASE, 1))
+    introspect = harness.driver.introspect
+    assert await introspect.cancel_run(job_id) == "running"
+    clock.advance("1s")
+    landed = await harness.driver.nack(
+        job_id, NackOptions("w1", "retry", error=JobError("X_JOB_FAILED", "boom"))
+    )
+    assert landed
+    run = await introspect.get_run(job_id)
+    assert run is not None and run.summary.state == "cancelled"
+    assert run.summary.last_error == JobError("X_CANCELLED", "cancelled by an operator")
+    assert run.finished_at_ms == clock.now_ms()
+    await introspect.retry_run(job_id)
+    run = await introspect.get_run(job_id)
+    assert run is not None and run.cancel_requested_at_ms is None, "a retry starts afresh"
+
+
+async def test_list_runs_finds_running_runs_whose_lease_lapsed(
+    harness: Harness, clock: FrozenClock
+) -> None:
+    stuck = (await flaky.enqueue({"id": "stuck"})).job_id
+    await harness.driver.claim(ClaimOptions("w1", 2_000, 1))
+    await flaky.enqueue({"id": "queued"})
+    introspect = harness.driver.introspect
+    assert await introspect.list_runs(RunFilter(lease_expired=True)) == []
+    clock.advance("2s")
+    assert [r.id for r in await introspect.list_runs(RunFilter(lease_expired=True))] == [stuck]
+
+
+async def test_throughput_counts_completed_runs_per_queue_since_an_instant(
+    harness: Harness, clock: FrozenClock
+) -> None:
+    await flaky.enqueue({"id": "early"})
+    await harness.drain()
+    since = clock.now_ms()
+    clock.advance("1s")
+    await flaky.enqueue({"id": "a"})
+    await flaky.enqueue({"id": "b"}, queue="other")
+    await flaky.enqueue({"id": "c", "fail_times": 9})
+    await harness.drain()
+    assert await harness.driver.introspect.throughput(since) == {"default": 1, "other": 1}

@@ -13,7 +13,7 @@ and the next claim counts a new attempt — exactly the at-least-once contract.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -140,6 +140,9 @@ class HeartbeatOptions:
     worker_id: str
     lease_ms: int
     progress: Progress | None = None
+    on_cancel_requested: Callable[[], None] | None = None
+    """Called when the renewal finds that an operator asked to cancel the run. The lease is
+    still renewed: the worker aborts the body and settles the run as ``cancelled`` itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +210,8 @@ class RunFilter:
     created_before_ms: int | None = None
     limit: int = 50
     before_id: str | None = None
+    lease_expired: bool = False
+    """Only running runs whose lease has lapsed (on the driver's clock): stuck leases."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +246,8 @@ class RunDetail:
     progress: Progress | None
     finished_at_ms: int | None
     steps: Sequence[StepRecord] = field(default_factory=tuple)
+    cancel_requested_at_ms: int | None = None
+    """When an operator asked to cancel this run while it was running (else None)."""
 
 
 class JobIntrospection(Protocol):
@@ -259,7 +266,17 @@ class JobIntrospection(Protocol):
         ...
 
     async def cancel_run(self, job_id: str) -> JobState:
-        """Cancel a queued or sleeping run; answers the state it ended in."""
+        """Cancel a queued or sleeping run; answers the state it ended in.
+
+        A running run cannot be settled from outside its worker (the settle is fenced on
+        the lease holder), so its cancel is recorded and answered ``"running"``: the
+        worker's next heartbeat learns of it, aborts the body with ``X_CANCELLED`` and
+        settles the run as ``cancelled``.
+        """
+        ...
+
+    async def throughput(self, since_ms: int) -> Mapping[str, int]:
+        """Runs completed per queue since ``since_ms`` (queues with none are absent)."""
         ...
 
     async def pause_queue(self, queue: str) -> None:
@@ -268,6 +285,32 @@ class JobIntrospection(Protocol):
 
     async def resume_queue(self, queue: str) -> None:
         """Let claims from ``queue`` proceed again."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillCheckpoint:
+    """How far one backfill has got: the cursor of its next page and what is done."""
+
+    key: str
+    cursor: JsonValue
+    """Where the next page starts; ``None`` before the first page."""
+    processed: int
+    pages: int
+    done: bool
+    updated_at_ms: int
+
+
+class BackfillLedger(Protocol):
+    """The checkpoints of ``backfill()`` runs, one per backfill key, beside the queue."""
+
+    async def load(self, key: str) -> BackfillCheckpoint | None:
+        """The last checkpoint saved under ``key``, or None before the first page."""
+        ...
+
+    async def save(self, checkpoint: BackfillCheckpoint, *, job_id: str, worker_id: str) -> bool:
+        """Save ``checkpoint`` if ``worker_id`` still holds run ``job_id``; answers whether
+        it landed (fenced like a step, so a worker that lost its lease cannot rewind it)."""
         ...
 
 
@@ -310,6 +353,11 @@ class JobDriver(Protocol):
     @property
     def steps(self) -> StepStore:
         """Step persistence, beside the queue."""
+        ...
+
+    @property
+    def backfills(self) -> BackfillLedger | None:
+        """Backfill checkpoints; ``None`` runs a backfill with no bookkeeping."""
         ...
 
     @property

@@ -34,6 +34,8 @@ from ferry.jobs.payload import to_json
 from ferry.jobs.registry import resolve_job
 from ferry.jobs.signal import AbortSignal
 from ferry.jobs.step import Parked, Step
+from ferry.jobs.verdict import NoRetry, RetryAfter
+from ferry.tracing import execution_span
 
 logger = logging.getLogger("ferry.jobs")
 
@@ -80,7 +82,9 @@ async def execute_job(
         timeout_grace_ms=timeout_grace_ms,
         heartbeat_interval_ms=heartbeat_interval_ms or max(lease_ms // 3, 1),
     )
-    report = await run.execute(resolve(claimed.name))
+    with execution_span(claimed) as record_outcome:
+        report = await run.execute(resolve(claimed.name))
+        record_outcome(report)
     run.observer.execution_finished(report)
     return report
 
@@ -207,6 +211,7 @@ class _Execution:
             progress=lambda: self.attempt.progress,
             on_failed=self._heartbeat_failed,
             on_lost=self._lease_lost,
+            on_cancel_requested=self._cancel_requested,
         )
         body: asyncio.Task[Any] = asyncio.ensure_future(definition.body(**kwargs))
         watchers = [asyncio.create_task(self._abandon_after_abort())]
@@ -292,7 +297,7 @@ class _Execution:
         self, definition: JobDefinition[Any, Any], parsed: Any, error: FerryError
     ) -> ExecutionReport:
         claimed = self.claimed
-        if claimed.attempt >= claimed.max_attempts:
+        if claimed.attempt >= claimed.max_attempts or isinstance(error, NoRetry):
             logger.error(
                 "jobs.run.dead",
                 extra={"job_id": claimed.id, "job": claimed.name, "code": error.code},
@@ -300,7 +305,11 @@ class _Execution:
             report = await self._nack("dead", error)
             await self._settled(definition, report, parsed, None)
             return report
-        delay = definition.retry.delay_ms(claimed.attempt)
+        delay = (
+            error.delay_ms
+            if isinstance(error, RetryAfter)
+            else definition.retry.delay_ms(claimed.attempt)
+        )
         logger.warning(
             "jobs.run.retrying",
             extra={
@@ -413,6 +422,17 @@ class _Execution:
                 f"worker {self.worker_id} renewed no lease on run {self.claimed.id} for "
                 f"{self.lease_ms} ms; the queue may hand it to another worker",
                 "check the database connection of this worker; alert on job_leases_lost_total",
+            )
+        )
+
+    def _cancel_requested(self) -> None:
+        """An operator cancelled the run while it ran: stop the body, settle it cancelled."""
+        self.signal.abort(
+            FerryError(
+                "X_CANCELLED",
+                f'run {self.claimed.id} of job "{self.claimed.name}" was cancelled by an '
+                "operator while it ran",
+                f"retry it with `ferry jobs retry {self.claimed.id}` if that was a mistake",
             )
         )
 

@@ -30,6 +30,7 @@ class Heartbeat:
         progress: Callable[[], Progress | None],
         on_failed: Callable[[str], None],
         on_lost: Callable[[], None],
+        on_cancel_requested: Callable[[], None] | None = None,
     ) -> None:
         self._driver = driver
         self._job_id = job_id
@@ -40,6 +41,7 @@ class Heartbeat:
         self._progress = progress
         self._on_failed = on_failed
         self._on_lost = on_lost
+        self._on_cancel_requested = on_cancel_requested
         self._last_landed_ms = clock.now_ms()
         self._loop: asyncio.Task[None] | None = None
         self._in_flight: asyncio.Task[bool] | None = None
@@ -64,7 +66,12 @@ class Heartbeat:
             self._in_flight = asyncio.create_task(
                 self._driver.heartbeat(
                     self._job_id,
-                    HeartbeatOptions(self._worker_id, self._lease_ms, self._progress()),
+                    HeartbeatOptions(
+                        self._worker_id,
+                        self._lease_ms,
+                        self._progress(),
+                        on_cancel_requested=self._on_cancel_requested,
+                    ),
                 )
             )
             landed = await self._bounded(self._in_flight)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ferry.clock import Clock, SystemClock
+from ferry.drivers.memory.backfills import MemoryBackfillLedger
 from ferry.drivers.protocol import (
     JOB_STATES,
     AckOptions,
@@ -45,6 +46,7 @@ _NACK_STATE: Mapping[str, JobState] = {
     "cancelled": "cancelled",
 }
 _UNCOUNTED = frozenset({"interrupted", "sleep", "deferred"})
+_CANCELLED = JobError("X_CANCELLED", "cancelled by an operator")
 
 
 @dataclass
@@ -71,6 +73,7 @@ class _Run:
     result: JsonValue = None
     progress: Progress | None = None
     finished_at_ms: int | None = None
+    cancel_requested_at_ms: int | None = None
 
     def summary(self) -> RunSummary:
         return RunSummary(
@@ -100,6 +103,7 @@ class MemoryJobDriver:
         self._closed = False
         self._steps = MemoryStepStore(self)
         self._leases = MemoryLeaseStore(self._clock)
+        self._backfills = MemoryBackfillLedger(self)
         self._introspect = MemoryIntrospection(self)
         self._wake = MemoryWake()
 
@@ -114,6 +118,10 @@ class MemoryJobDriver:
     @property
     def steps(self) -> MemoryStepStore:
         return self._steps
+
+    @property
+    def backfills(self) -> MemoryBackfillLedger:
+        return self._backfills
 
     @property
     def leases(self) -> MemoryLeaseStore:
@@ -217,6 +225,9 @@ class MemoryJobDriver:
             run.attempts -= 1
         if options.error is not None:
             run.last_error = options.error
+        if run.cancel_requested_at_ms is not None and run.state in _CLAIMABLE:
+            # An operator asked to cancel it while it ran: it never goes back to the queue.
+            run.state, run.last_error = "cancelled", _CANCELLED
         run.progress = options.progress or run.progress
         run.run_at_ms = options.run_at_ms if options.run_at_ms is not None else now
         if run.state in ("dead", "cancelled"):
@@ -234,6 +245,8 @@ class MemoryJobDriver:
         run.updated_at_ms = now
         if run.concurrency_key is not None:
             self._leases.extend(run.concurrency_key, run.id, now + options.lease_ms)
+        if run.cancel_requested_at_ms is not None and options.on_cancel_requested is not None:
+            options.on_cancel_requested()
         return True
 
     async def stats(self) -> list[QueueStats]:
@@ -370,6 +383,7 @@ class MemoryIntrospection:
     async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
         f = run_filter
         before = int(f.before_id) if f.before_id is not None else None
+        now = self._driver.clock.now_ms()
         runs = [
             run
             for run in sorted(self._driver._runs.values(), key=lambda r: -r.seq)
@@ -380,6 +394,7 @@ class MemoryIntrospection:
             and (f.created_after_ms is None or run.created_at_ms > f.created_after_ms)
             and (f.created_before_ms is None or run.created_at_ms < f.created_before_ms)
             and (before is None or run.seq < before)
+            and (not f.lease_expired or _lease_lapsed(run, now))
         ]
         return [run.summary() for run in runs[: f.limit]]
 
@@ -399,6 +414,7 @@ class MemoryIntrospection:
             progress=run.progress,
             finished_at_ms=run.finished_at_ms,
             steps=tuple(self._driver.steps.for_run(job_id)),
+            cancel_requested_at_ms=run.cancel_requested_at_ms,
         )
 
     async def retry_run(self, job_id: str) -> None:
@@ -408,15 +424,27 @@ class MemoryIntrospection:
         now = self._driver.clock.now_ms()
         run.state, run.attempts, run.run_at_ms = "queued", 0, now
         run.finished_at_ms, run.updated_at_ms = None, now
+        run.cancel_requested_at_ms = None
 
     async def cancel_run(self, job_id: str) -> JobState:
         run = self._existing(job_id)
-        if run.state not in _CLAIMABLE:
-            raise _wrong_state(run, "cancelled", "queued or sleeping")
         now = self._driver.clock.now_ms()
+        if run.state == "running":
+            run.cancel_requested_at_ms = run.cancel_requested_at_ms or now
+            run.updated_at_ms = now
+            return run.state
+        if run.state not in _CLAIMABLE:
+            raise _wrong_state(run, "cancelled", "queued, sleeping or running")
         run.state, run.finished_at_ms, run.updated_at_ms = "cancelled", now, now
-        run.last_error = JobError("X_CANCELLED", "cancelled by an operator")
+        run.last_error = _CANCELLED
         return run.state
+
+    async def throughput(self, since_ms: int) -> Mapping[str, int]:
+        completed: dict[str, int] = {}
+        for run in self._driver._runs.values():
+            if run.state == "completed" and (run.finished_at_ms or 0) > since_ms:
+                completed[run.queue] = completed.get(run.queue, 0) + 1
+        return completed
 
     async def pause_queue(self, queue: str) -> None:
         self._driver._paused.add(queue)
@@ -438,6 +466,11 @@ class MemoryIntrospection:
 def _claimable(run: _Run, now: int) -> bool:
     if run.state in _CLAIMABLE:
         return run.run_at_ms <= now
+    return _lease_lapsed(run, now)
+
+
+def _lease_lapsed(run: _Run, now: int) -> bool:
+    """A running run whose holder stopped renewing: a stuck lease until it is reclaimed."""
     return (
         run.state == "running"
         and run.lease_expires_at_ms is not None

@@ -1,0 +1,42 @@
+"""Conversions between ferry's values and the columns that store them."""
+
+from __future__ import annotations
+
+import json
+
+from ferry.drivers.protocol import JobError, JsonValue, Progress
+
+_BIGINT_MAX = 2**63 - 1
+
+
+def json_text(value: JsonValue) -> str:
+    """``value`` as JSON text; the SQL casts it to jsonb, so no connection needs a codec."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def from_json_text(text: str | None) -> JsonValue:
+    """The value of a jsonb column read as text (SQL NULL reads as ``None``)."""
+    return None if text is None else json.loads(text)
+
+
+def run_pk(job_id: str) -> int | None:
+    """The row id a run id names, or None when it cannot name a row (then no run has it)."""
+    if not (job_id.isascii() and job_id.isdigit()):
+        return None
+    pk = int(job_id)
+    return pk if str(pk) == job_id and 0 < pk <= _BIGINT_MAX else None
+
+
+def progress_columns(progress: Progress | None) -> tuple[int | None, int | None]:
+    """``(progress_current, progress_total)``; NULLs leave the stored progress as it was."""
+    return (None, None) if progress is None else (progress.current, progress.total)
+
+
+def progress_of(current: int | None, total: int | None) -> Progress | None:
+    """The stored progress, if any was ever reported."""
+    return None if current is None or total is None else Progress(current, total)
+
+
+def job_error_of(code: str | None, message: str | None) -> JobError | None:
+    """The stored last error, if the run has one."""
+    return None if code is None else JobError(code, message or "")

@@ -1,0 +1,2 @@
+-- Versions already applied to this schema.
+SELECT version FROM {schema}.migrations

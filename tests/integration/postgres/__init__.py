@@ -1,0 +1,1 @@
+"""Integration tests of the PostgreSQL driver against a real server."""

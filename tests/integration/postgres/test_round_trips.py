@@ -1,0 +1,98 @@
+"""One round trip per operation, whatever the batch size: the queue's throughput contract.
+
+The one exception is a duplicate enqueue, which reads the existing run's id separately.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+
+from ferry.clock import FrozenClock
+from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
+from ferry.drivers.protocol import (
+    AckOptions,
+    ClaimOptions,
+    HeartbeatOptions,
+    NackOptions,
+    StepRecord,
+)
+
+from .helpers import send
+
+
+class StatementLog:
+    """Every statement the driver sends on its (borrowed, one-connection) pool."""
+
+    def __init__(self, schema: str) -> None:
+        self._schema = schema
+        self.statements: list[str] = []
+
+    def record(self, logged: asyncpg.connection.LoggedQuery) -> None:
+        if self._schema in logged.query:  # not asyncpg's own reset/introspection queries
+            self.statements.append(logged.query)
+
+    def count_from_here(self) -> int:
+        count = len(self.statements)
+        self.statements.clear()
+        return count
+
+
+@pytest.fixture
+async def logged(
+    postgres_dsn: str, pg_schema: str, clock: FrozenClock
+) -> AsyncIterator[tuple[PostgresJobDriver, StatementLog]]:
+    log = StatementLog(pg_schema)
+
+    async def install(connection: asyncpg.Connection) -> None:
+        connection.add_query_logger(log.record)
+
+    async with asyncpg.create_pool(postgres_dsn, min_size=1, max_size=1, init=install) as pool:
+        driver = postgres_job_driver(pool, schema=pg_schema, clock=clock)
+        await driver.open()
+        yield driver, log
+        await driver.close()
+
+
+async def test_every_queue_operation_is_one_statement(
+    logged: tuple[PostgresJobDriver, StatementLog], clock: FrozenClock
+) -> None:
+    driver, log = logged
+    # Warm up: asyncpg learns the array types once per connection.
+    await driver.enqueue(send("warm-up"))
+    await driver.settle_many([("1", AckOptions("nobody"))])
+    log.count_from_here()
+
+    await driver.enqueue(send("single"))
+    assert log.count_from_here() == 1
+    await driver.enqueue_many([send(f"batch-{i}") for i in range(300)])
+    assert log.count_from_here() == 1
+    # A key that already has a run costs a second statement to read that run's id.
+    await driver.enqueue_many([send(f"again-{i}") for i in range(10)] + [send("single")])
+    assert log.count_from_here() == 2
+    claimed = await driver.claim(ClaimOptions("w", 30_000, limit=200))
+    assert len(claimed) == 200 and log.count_from_here() == 1
+    assert await driver.heartbeat(claimed[0].id, HeartbeatOptions("w", 30_000))
+    assert log.count_from_here() == 1
+    step = StepRecord("s", "run", {"n": 1}, clock.now_ms(), clock.now_ms())
+    assert await driver.steps.record(claimed[0].id, step, worker_id="w")
+    assert log.count_from_here() == 1
+    assert await driver.ack(claimed[0].id, AckOptions("w"))
+    assert log.count_from_here() == 1
+    assert await driver.nack(claimed[1].id, NackOptions("w", "retry"))
+    assert log.count_from_here() == 1
+    settles = [(c.id, AckOptions("w")) for c in claimed[2:]]
+    assert await driver.settle_many(settles) == [True] * 198
+    assert log.count_from_here() == 1
+    assert await driver.leases.acquire("k", holder="1", limit=2, ttl_ms=1_000)
+    assert log.count_from_here() == 1
+
+
+async def test_a_borrowed_pool_stays_open_after_close(postgres_dsn: str, pg_schema: str) -> None:
+    async with asyncpg.create_pool(postgres_dsn, min_size=1, max_size=2) as pool:
+        driver = postgres_job_driver(pool, schema=pg_schema)
+        await driver.enqueue(send("borrowed"))
+        await driver.close()
+        assert await pool.fetchval("SELECT 1") == 1
