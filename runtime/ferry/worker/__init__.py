@@ -1,5 +1,6 @@
 """The worker role: claim, execute, heartbeat, drain."""
 
+from ferry.worker.drain import run_until_signalled
 from ferry.worker.worker import JobWorker, job_worker
 
-__all__ = ["JobWorker", "job_worker"]
+__all__ = ["JobWorker", "job_worker", "run_until_signalled"]

@@ -5,30 +5,51 @@ It claims in batches up to its free capacity, runs each claimed attempt through
 driver's wake between claims. Stopping has two shapes, as the spec lays out:
 
 * ``stop()`` stops claiming and *waits* for every held run, aborting nothing;
-* ``drain()`` (SIGTERM) stops claiming, aborts every held run's signal with
-  ``X_DRAINING`` and waits until the drain deadline; runs still going then are abandoned
-  unsettled, so their leases lapse and another worker redelivers them (attempt counted).
-  A ``stop()`` already waiting adopts the drain's deadline.
+* ``drain()`` (SIGTERM, see ``worker/drain.py``) stops claiming, aborts every held run's
+  signal with ``X_DRAINING`` and waits until the drain deadline; a ``stop()`` already
+  waiting adopts that deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Iterable, Sequence
-from typing import Any
+import time
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
-from ferry.drivers.protocol import ClaimOptions, JobDriver
+from ferry.drivers.protocol import ClaimedJob, ClaimOptions, JobDriver
 from ferry.errors import FerryError
 from ferry.jobs.declaration import JobDefinition, JobHandle, declared_jobs
 from ferry.jobs.execute import execute_job, unenforceable
 from ferry.jobs.facade import current_job_driver
-from ferry.jobs.observer import ExecutionObserver
+from ferry.jobs.observer import ExecutionObserver, ExecutionReport
 from ferry.jobs.signal import AbortSignal
+from ferry.metrics.catalog import WorkerMetrics
+from ferry.worker.drain import Drain
 from ferry.worker.identity import new_worker_id
+from ferry.worker.queue_depth import sample_queue_depth
 
 logger = logging.getLogger("ferry.worker")
+
+CLAIM_BACKOFF_MS = (100, 5_000)
+"""First and largest pause after a failed claim (doubling in between)."""
+
+DEFAULT_STATS_INTERVAL_MS = 15_000
+"""How often the queue-depth gauge is sampled from ``driver.stats()``."""
+
+
+@runtime_checkable
+class SlotClaimingDriver(Protocol):
+    """A driver whose claim can take each keyed run's concurrency slot in the same statement.
+
+    Skipping runs whose key is full at claim time (instead of claiming them and deferring
+    them on a busy slot) is what lets a limit-1 key run back-to-back at round-trip speed.
+    """
+
+    async def claim_within_limits(
+        self, options: ClaimOptions, limits: Mapping[str, int]
+    ) -> list[ClaimedJob]: ...
 
 
 class JobWorker:
@@ -42,9 +63,12 @@ class JobWorker:
         queues: Sequence[str] | None = None,
         concurrency: int = 10,
         lease_ms: int = 30_000,
+        heartbeat_interval_ms: int | None = None,
         drain_seconds: float = 30.0,
         worker_id: str | None = None,
         observer: ExecutionObserver | None = None,
+        metrics: WorkerMetrics | None = None,
+        stats_interval_ms: int = DEFAULT_STATS_INTERVAL_MS,
     ) -> None:
         if concurrency < 1:
             raise FerryError(
@@ -59,16 +83,24 @@ class JobWorker:
         self.queues = list(queues) if queues is not None else None
         self.concurrency = concurrency
         self.lease_ms = lease_ms
-        self.drain_seconds = drain_seconds
+        self.heartbeat_interval_ms = heartbeat_interval_ms
         self.worker_id = worker_id or new_worker_id()
-        self.observer = observer or ExecutionObserver()
+        self.metrics = metrics
+        inner = observer or ExecutionObserver()
+        self.observer = metrics.observer(inner) if metrics is not None else inner
         self.signal = AbortSignal()
-        self._in_flight: set[asyncio.Task[Any]] = set()
+        self._drain = Drain(self.worker_id, self.signal, drain_seconds)
+        self._stats_interval_ms = stats_interval_ms
+        self._held: dict[asyncio.Task[Any], ClaimedJob] = {}
         self._capacity = asyncio.Event()
+        self._slot_freed = asyncio.Event()
         self._stopping = asyncio.Event()
-        self._drain_deadline: asyncio.Future[None] | None = None
-        self._loop_task: asyncio.Task[None] | None = None
+        self._stopped = asyncio.Event()
+        self._claim_task: asyncio.Task[None] | None = None
+        self._background: list[asyncio.Task[None]] = []
+        self._teardown: asyncio.Task[None] | None = None
         self._by_name: dict[str, JobDefinition[Any, Any]] = {}
+        self._limits: dict[str, int] = {}
 
     @property
     def driver(self) -> JobDriver:
@@ -79,166 +111,216 @@ class JobWorker:
     @property
     def in_flight(self) -> int:
         """How many attempts this worker is executing now."""
-        return len(self._in_flight)
+        return len(self._held)
+
+    @property
+    def draining(self) -> bool:
+        """True once a drain (SIGTERM) began."""
+        return self._drain.started
 
     async def start(self) -> None:
         """Refuse what cannot be enforced, then begin claiming in the background."""
         definitions = self._definitions if self._definitions is not None else declared_jobs()
         self._by_name = {d.name: d for d in definitions}
-        needing_leases = [d.name for d in definitions if d.concurrency is not None]
-        if needing_leases and self.driver.leases is None:
-            raise unenforceable(needing_leases, self.driver.name)
+        capped = [d for d in definitions if d.concurrency is not None]
+        if capped and self.driver.leases is None:
+            raise unenforceable(sorted(d.name for d in capped), self.driver.name)
+        # Only "wait" caps are skipped at claim time: a when_busy="fail" run must be claimed
+        # to fail fast with X_CONCURRENCY_BUSY, as it declared.
+        self._limits = {
+            d.name: d.concurrency.limit
+            for d in capped
+            if d.concurrency is not None and d.concurrency.when_busy == "wait"
+        }
+        wake = self.driver.wake()
+        if self.metrics is not None:
+            self.metrics.serve_queues(self.queues or sorted({d.queue for d in definitions}))
+            self.metrics.follow_wake(lambda: wake.healthy)
+            self._background.append(
+                asyncio.create_task(
+                    sample_queue_depth(self.driver, self.metrics, self._stats_interval_ms),
+                    name="ferry-queue-depth",
+                )
+            )
         logger.info(
             "jobs.worker.started",
-            extra={"worker_id": self.worker_id, "jobs": sorted(self._by_name)},
+            extra={
+                "worker_id": self.worker_id,
+                "jobs": sorted(self._by_name),
+                "concurrency": self.concurrency,
+                "lease_ms": self.lease_ms,
+            },
         )
-        self._loop_task = asyncio.create_task(self._claim_loop(), name="ferry-claim-loop")
+        self._claim_task = asyncio.create_task(self._claim_loop(), name="ferry-claim-loop")
 
     async def stop(self) -> None:
         """Stop claiming and wait for every held run (until a drain sets a deadline)."""
-        self._stopping.set()
-        self._capacity.set()
-        if self._loop_task is not None:
-            await self._loop_task
-        while self._in_flight:
-            pending: asyncio.Future[Any] = asyncio.gather(*self._in_flight, return_exceptions=True)
-            if self._drain_deadline is None:
-                self._drain_deadline = asyncio.get_running_loop().create_future()
-            deadline: asyncio.Future[Any] = self._drain_deadline
-            await asyncio.wait({pending, deadline}, return_when=asyncio.FIRST_COMPLETED)
-            if self._drain_deadline.done() and self._in_flight:
-                self._abandon()
-                await asyncio.gather(*self._in_flight, return_exceptions=True)
-        logger.info("jobs.worker.stopped", extra={"worker_id": self.worker_id})
+        await asyncio.shield(self._begin_teardown())
 
     def drain(self, signal_name: str = "SIGTERM") -> None:
-        """Abort every held run with ``X_DRAINING`` and set the drain deadline."""
-        if self.signal.aborted:
-            return
-        logger.warning(
-            "jobs.worker.draining",
-            extra={
-                "worker_id": self.worker_id,
-                "signal": signal_name,
-                "held": len(self._in_flight),
-                "drain_seconds": self.drain_seconds,
-            },
-        )
-        self._stopping.set()
-        self._capacity.set()
-        self.signal.abort(
-            FerryError(
-                "X_DRAINING",
-                f"worker {self.worker_id} is draining ({signal_name}); the run goes back to "
-                "the queue uncounted",
-                "nothing to fix — another worker resumes it from its last completed step",
-            )
-        )
-        loop = asyncio.get_running_loop()
-        if self._drain_deadline is None:
-            self._drain_deadline = loop.create_future()
-        deadline = self._drain_deadline
-        loop.call_later(self.drain_seconds, _resolve, deadline)
+        """Abort every held run with ``X_DRAINING``, then stop by the drain deadline."""
+        self._drain.begin(signal_name, held=len(self._held), clock=self.driver.clock)
+        self._begin_teardown()
+
+    async def wait_stopped(self) -> None:
+        """Return once a ``stop()`` or ``drain()`` has finished its teardown."""
+        await self._stopped.wait()
+
+    async def run(self) -> None:
+        """Start, serve until ``stop()`` or ``drain()`` finishes, then close."""
+        await self.start()
+        await self.wait_stopped()
+        await self.close()
 
     async def close(self) -> None:
         """Stop (waiting), then hand back the driver's wake."""
         await self.stop()
         await self.driver.wake().close()
 
-    def _abandon(self) -> None:
-        logger.error(
-            "jobs.worker.abandoned",
-            extra={"worker_id": self.worker_id, "held": len(self._in_flight)},
-        )
-        for task in self._in_flight:
+    def _begin_teardown(self) -> asyncio.Task[None]:
+        if self._teardown is None:
+            self._stopping.set()
+            self._capacity.set()
+            self._teardown = asyncio.create_task(self._wind_down(), name="ferry-teardown")
+        return self._teardown
+
+    async def _wind_down(self) -> None:
+        if self._claim_task is not None:
+            # Whatever ended the claim loop, the held runs are still owed their wait.
+            await asyncio.gather(self._claim_task, return_exceptions=True)
+        held = dict(self._held)
+        for task in await self._drain.wait_for(list(held)):
+            self._report_abandoned(held[task])
+        for task in self._background:
             task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        logger.info("jobs.worker.stopped", extra={"worker_id": self.worker_id})
+        self._stopped.set()
+
+    def _report_abandoned(self, run: ClaimedJob) -> None:
+        logger.error(
+            "jobs.attempt.abandoned",
+            extra={
+                "worker_id": self.worker_id,
+                "job_id": run.id,
+                "job": run.name,
+                "queue": run.queue,
+                "drain_seconds": self._drain.seconds,
+            },
+        )
+        claimed_at_ms = run.lease_expires_at_ms - self.lease_ms
+        self.observer.execution_finished(
+            ExecutionReport(
+                job_id=run.id,
+                job_name=run.name,
+                queue=run.queue,
+                attempt=run.attempt,
+                outcome="abandoned",
+                code="X_DRAINING",
+                message=f"abandoned at the {self._drain.seconds} s drain deadline",
+                duration_ms=self.driver.clock.now_ms() - claimed_at_ms,
+                landed=False,
+            )
+        )
 
     async def _claim_loop(self) -> None:
         wake = self.driver.wake()
-        names = sorted(self._by_name)
+        failures = 0
         while not self._stopping.is_set():
-            free = self.concurrency - len(self._in_flight)
+            free = self.concurrency - len(self._held)
             if free <= 0:
                 self._capacity.clear()
                 await self._capacity.wait()
                 continue
+            # Cleared before the claim: a keyed run that settles during the round trip
+            # keeps it set, so its freed slot is claimed at once, not at the next poll.
+            self._slot_freed.clear()
             try:
-                claimed = await self.driver.claim(
-                    ClaimOptions(
-                        worker_id=self.worker_id,
-                        lease_ms=self.lease_ms,
-                        limit=free,
-                        queues=self.queues,
-                        names=names,
-                    )
+                claimed = await self._claim(free)
+            except Exception as error:  # the database restarting must not end the worker
+                failures += 1
+                initial, ceiling = CLAIM_BACKOFF_MS
+                logger.warning(
+                    "jobs.claim.failed",
+                    extra={"error": f"{type(error).__name__}: {error}", "failures": failures},
                 )
-            except (OSError, ConnectionError) as error:
-                logger.warning("jobs.claim.failed", extra={"error": str(error)})
-                claimed = []
+                if self.metrics is not None:
+                    self.metrics.claim_failures.inc()
+                await self._idle(self.driver.clock.sleep_ms(min(initial * 2**failures, ceiling)))
+                continue
+            failures = 0
             for run in claimed:
-                task = asyncio.create_task(
-                    execute_job(
-                        run,
-                        driver=self.driver,
-                        worker_id=self.worker_id,
-                        lease_ms=self.lease_ms,
-                        parent_signal=self.signal,
-                        observer=self.observer,
-                        resolve=self._by_name.get,
-                    ),
-                    name=f"ferry-run-{run.id}",
-                )
-                self._in_flight.add(task)
-                task.add_done_callback(self._finished)
-            if not claimed:
-                waiter = asyncio.ensure_future(wake.wait(wake.idle_poll_ms))
-                stopping = asyncio.ensure_future(self._stopping.wait())
-                await asyncio.wait({waiter, stopping}, return_when=asyncio.FIRST_COMPLETED)
-                for pending in (waiter, stopping):
-                    pending.cancel()
+                self._spawn(run)
+            if len(claimed) < free:
+                # A short batch means nothing else was due: claiming again at once would
+                # come back empty. Sleep until an enqueue, a freed slot, or the idle poll.
+                await self._idle(wake.wait(wake.idle_poll_ms), self._slot_freed.wait())
+
+    async def _claim(self, free: int) -> list[ClaimedJob]:
+        options = ClaimOptions(
+            worker_id=self.worker_id,
+            lease_ms=self.lease_ms,
+            limit=free,
+            queues=self.queues,
+            names=sorted(self._by_name),
+        )
+        started = time.perf_counter()
+        driver = self.driver
+        if self._limits and isinstance(driver, SlotClaimingDriver):
+            claimed = await driver.claim_within_limits(options, self._limits)
+        else:
+            # The driver's LeaseStore still holds the limit: execute_job takes the slot and
+            # defers a run whose key is busy, just later than a claim that skips it.
+            claimed = await driver.claim(options)
+        if self.metrics is not None:
+            self.metrics.claim_duration.observe(time.perf_counter() - started)
+        return claimed
+
+    async def _idle(self, *waits: Awaitable[object]) -> None:
+        """Wait for the first of ``waits`` — or for the worker to stop."""
+        tasks = [asyncio.ensure_future(w) for w in (*waits, self._stopping.wait())]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    def _spawn(self, run: ClaimedJob) -> None:
+        task = asyncio.create_task(
+            execute_job(
+                run,
+                driver=self.driver,
+                worker_id=self.worker_id,
+                lease_ms=self.lease_ms,
+                parent_signal=self.signal,
+                observer=self.observer,
+                resolve=self._by_name.get,
+                heartbeat_interval_ms=self.heartbeat_interval_ms,
+            ),
+            name=f"ferry-run-{run.id}",
+        )
+        self._held[task] = run
+        self._set_in_flight()
+        task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
-        self._in_flight.discard(task)
+        run = self._held.pop(task, None)
+        self._set_in_flight()
         self._capacity.set()
+        if run is not None and run.concurrency_key is not None:
+            self._slot_freed.set()
         if not task.cancelled() and task.exception() is not None:
-            logger.error("jobs.worker.execution-crashed", exc_info=task.exception())
+            logger.error(
+                "jobs.worker.execution-crashed",
+                extra={"job_id": run.id if run else None, "worker_id": self.worker_id},
+                exc_info=task.exception(),
+            )
 
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+    def _set_in_flight(self) -> None:
+        if self.metrics is not None:
+            self.metrics.in_flight.set(len(self._held))
 
 
 def job_worker(**options: Any) -> JobWorker:
     """A worker for the declared jobs (see ``JobWorker`` for the options)."""
     return JobWorker(**options)
-
-
-async def run_until_signalled(worker: JobWorker) -> None:
-    """Start ``worker``; on SIGTERM/SIGINT drain it; a second signal exits at once."""
-    import signal
-
-    loop = asyncio.get_running_loop()
-    done = asyncio.Event()
-    received: list[str] = []
-
-    def on_signal(name: str) -> None:
-        if received:
-            logger.error("jobs.worker.forced-exit", extra={"signal": name})
-            raise SystemExit(1)
-        received.append(name)
-        worker.drain(name)
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, on_signal, sig.name)
-    await worker.start()
-    stopper = asyncio.create_task(_stop_when_drained(worker, done))
-    await done.wait()
-    with contextlib.suppress(asyncio.CancelledError):
-        await stopper
-
-
-async def _stop_when_drained(worker: JobWorker, done: asyncio.Event) -> None:
-    await worker._stopping.wait()
-    await worker.close()
-    done.set()
