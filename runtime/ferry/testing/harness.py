@@ -3,12 +3,14 @@
 ``run_jobs(job, input)`` enqueues and drains; ``drain()`` executes every run that is due,
 fast-forwarding the clock through retry backoff (a retry is the runner's business, not
 the test's) but never through a ``step.sleep`` or a ``delay`` — those wait for
-``clock.advance``, exactly as they would wait in production.
+``clock.advance``, exactly as they would wait in production. ``drain()`` first fires the
+declared tasks' occurrences the clock has passed, as a scheduler running all along would:
+``clock.advance("3d")`` over a daily task enqueues three runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +28,9 @@ from ferry.jobs.declaration import JobHandle
 from ferry.jobs.execute import execute_job
 from ferry.jobs.facade import set_job_driver
 from ferry.jobs.observer import ExecutionObserver, ExecutionReport
+from ferry.scheduler import Dispatcher, LeaseLeader, MemorySchedulerStore
+from ferry.tasks.declaration import TaskHandle, declared_tasks
+from ferry.tasks.occurrences import occurrences
 
 
 @dataclass
@@ -77,12 +82,20 @@ class Harness:
         clock: FrozenClock | None = None,
         worker_id: str = "test-worker",
         lease_ms: int = 30_000,
+        tasks: Iterable[TaskHandle] | None = None,
     ) -> None:
         self.clock = clock or FrozenClock()
         self.driver = driver or memory_job_driver(clock=self.clock)
         self.worker_id = worker_id
         self.lease_ms = lease_ms
         self.trace = Trace()
+        self.tasks = list(tasks) if tasks is not None else None
+        """The tasks ``drain()`` fires; ``None``: every task declared in the process."""
+        self.scheduler_store = MemorySchedulerStore()
+        self._scheduler_leader = LeaseLeader(
+            self.scheduler_store, holder=worker_id, clock=self.clock
+        )
+        self._scheduler_started_ms = self._fired_through_ms = self.clock.now_ms()
 
     @contextmanager
     def installed(self) -> Iterator[Harness]:
@@ -106,6 +119,7 @@ class Harness:
         """Execute every due run, fast-forwarding retry backoff, until nothing is due."""
         with self.installed():
             for _ in range(max_attempts):
+                await self._fire_due_tasks()
                 claimed = await self.driver.claim(
                     ClaimOptions(worker_id=self.worker_id, lease_ms=self.lease_ms, limit=50)
                 )
@@ -127,6 +141,29 @@ class Harness:
             reversed(await self.driver.introspect.list_runs(RunFilter(limit=1_000_000)))
         )
         return self.trace
+
+    async def _fire_due_tasks(self) -> None:
+        """One on-time dispatch round at every occurrence instant the clock has passed."""
+        tasks = self.tasks if self.tasks is not None else declared_tasks()
+        now = self.clock.now_ms()
+        if not tasks or now <= self._fired_through_ms:
+            return
+        await self._scheduler_leader.acquire()
+        dispatcher = Dispatcher(
+            driver=self.driver,
+            store=self.scheduler_store,
+            tasks=tasks,
+            holder=self._scheduler_leader.holder,
+            first_seen_ms=self._scheduler_started_ms,
+        )
+        instants = {
+            instant
+            for task in tasks
+            for instant in occurrences(task.cron, task.tz, self._fired_through_ms, now)
+        }
+        for instant in sorted(instants):
+            await dispatcher.dispatch_round(instant)
+        self._fired_through_ms = now
 
     async def _next_retry_ms(self) -> int | None:
         """The earliest instant a queued run that failed or was deferred becomes due."""

@@ -1,0 +1,1 @@
+"""Scheduler tests against a real PostgreSQL server and real scheduler processes."""

@@ -1,0 +1,96 @@
+"""Catch-up after a scheduler was stopped across several occurrences, on a frozen clock,
+with the memory store and with the Postgres store (rows in a real database)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+
+from ferry.clock import FrozenClock
+from ferry.drivers.memory import memory_job_driver
+from ferry.drivers.postgres import postgres_job_driver
+from ferry.drivers.protocol import JobDriver, RunFilter
+from ferry.scheduler import (
+    MemorySchedulerStore,
+    Scheduler,
+    SchedulerStore,
+    postgres_scheduler_store,
+)
+from ferry.tasks.declaration import CatchUp
+
+from .digest import digest_task
+
+HOUR = 3_600_000
+DAY = 24 * HOUR
+START = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+FIRST_3AM = START + 3 * HOUR
+
+
+@dataclass
+class Backend:
+    driver: JobDriver
+    store: SchedulerStore
+    clock: FrozenClock
+
+
+@pytest.fixture(params=["memory", "postgres"])
+async def backend(
+    request: pytest.FixtureRequest, postgres_dsn: str, pg_schema: str
+) -> AsyncIterator[Backend]:
+    clock = FrozenClock(START)
+    if request.param == "memory":
+        yield Backend(memory_job_driver(clock=clock), MemorySchedulerStore(), clock)
+        return
+    driver = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock, pool_max_size=2)
+    store = postgres_scheduler_store(postgres_dsn, schema=pg_schema, clock=clock)
+    yield Backend(driver, store, clock)
+    await store.close()
+    await driver.close()
+
+
+async def fired_occurrences(driver: JobDriver) -> list[int]:
+    occurrences = []
+    for run in await driver.introspect.list_runs(RunFilter(name="pg_digest", limit=100)):
+        detail = await driver.introspect.get_run(run.id)
+        assert detail is not None
+        occurrences.append(detail.payload["occurrence_ms"])
+    return sorted(occurrences)
+
+
+@pytest.mark.parametrize(
+    ("catch_up", "max_catch_up", "rounds"),
+    [
+        # five occurrences missed: days 0..4 at 03:00
+        ("skip", 10, [[4]]),
+        ("run-once", 10, [[0]]),
+        ("run-all", 10, [[0, 1, 2, 3, 4]]),
+        ("run-all", 2, [[0, 1], [2, 3], [4]]),
+    ],
+)
+async def test_a_scheduler_restarted_after_five_missed_occurrences_catches_up_by_policy(
+    backend: Backend, catch_up: CatchUp, max_catch_up: int, rounds: list[list[int]]
+) -> None:
+    nightly = digest_task(catch_up=catch_up, max_catch_up=max_catch_up)
+
+    def node(holder: str) -> Scheduler:
+        return Scheduler(driver=backend.driver, store=backend.store, tasks=[nightly], holder=holder)
+
+    first = node("node-1")
+    await first.run_round()  # the task's row starts at 00:00 on day 0
+    await first.leader.release()  # stopped, as SIGTERM leaves it
+    backend.clock.set(START + 4 * DAY + 12 * HOUR)
+    second = node("node-2")
+    for expected in rounds:
+        report = await second.run_round()
+        assert report is not None
+        assert [f.occurrence_ms for f in report.fired] == [FIRST_3AM + d * DAY for d in expected]
+        assert all(f.fired_at_ms > f.occurrence_ms for f in report.fired), "late, not skipped"
+    final = await second.run_round()
+    assert final is not None and final.fired == []
+    assert await fired_occurrences(backend.driver) == sorted(
+        FIRST_3AM + day * DAY for batch in rounds for day in batch
+    )
+    tick = (await backend.store.ticks())["nightly"]
+    assert tick.checked_through_ms == FIRST_3AM + 4 * DAY

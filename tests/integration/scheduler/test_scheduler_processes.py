@@ -1,0 +1,191 @@
+"""Two ``ferry scheduler`` processes against one database: one leader, a warm standby.
+
+Real processes, the real clock, a 0.2 s tick and a lease of a few seconds. Every wait is a
+bounded poll for a condition; the bound is a guard, never the assertion.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from typing import Any
+
+import asyncpg
+
+from ferry.drivers.postgres import PostgresJobDriver
+
+from .processes import TICK_S, SchedulerProcess, Schedulers, eventually
+
+MINUTE_MS = 60_000
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+async def leader_row(db: asyncpg.Connection, schema: str) -> Any:
+    return await db.fetchrow(
+        f'SELECT holder, acquired_at_ms, expires_at_ms FROM "{schema}".scheduler_leader'
+    )
+
+
+async def fired_occurrences(db: asyncpg.Connection, schema: str) -> list[int]:
+    """The occurrence of every queued ``record_minute`` run, from its payload."""
+    rows = await db.fetch(
+        f"SELECT (payload->>'occurrence_ms')::bigint AS occurrence, idempotency_key "
+        f'FROM "{schema}".jobs WHERE name = $1',
+        "record_minute",
+    )
+    for row in rows:
+        assert row["idempotency_key"].startswith(f"every_minute:{row['occurrence']}:")
+    return sorted(row["occurrence"] for row in rows)
+
+
+async def held_by(
+    schedulers: Schedulers, db: asyncpg.Connection, schema: str, node: SchedulerProcess
+) -> Any:
+    row = await leader_row(db, schema)
+    return row if row is not None and schedulers.by_holder(row["holder"]) is node else None
+
+
+async def rounds_pass(db: asyncpg.Connection, schema: str, count: int) -> None:
+    """Wait until the leader has renewed ``count`` more times (every node runs a round a tick)."""
+    first = await leader_row(db, schema)
+
+    async def renewed() -> bool:
+        row = await leader_row(db, schema)
+        return row["expires_at_ms"] >= first["expires_at_ms"] + count * TICK_S * 1000
+
+    await eventually(renewed, within_s=count * TICK_S + 10, what=f"{count} more rounds")
+
+
+async def test_of_two_scheduler_processes_exactly_one_dispatches(
+    migrated: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, schedulers: Schedulers
+) -> None:
+    """Both start together with three minutes overdue (the state a stopped scheduler leaves):
+    the lease holder fires each overdue occurrence once, the standby fires nothing."""
+    start = now_ms()
+    checked_through = start - start % MINUTE_MS - 3 * MINUTE_MS
+    await db.execute(
+        f'INSERT INTO "{pg_schema}".scheduler_ticks (task, checked_through_ms) VALUES ($1, $2)',
+        "every_minute",
+        checked_through,
+    )
+    await asyncio.gather(*(schedulers.spawn(lease_seconds=4) for _ in range(2)))
+
+    async def three_fired() -> bool:
+        return len(await fired_occurrences(db, pg_schema)) >= 3
+
+    await eventually(three_fired, within_s=30, what="the overdue occurrences to fire")
+    await rounds_pass(db, pg_schema, 5)
+    row = await leader_row(db, pg_schema)
+    leader = schedulers.by_holder(row["holder"])
+    (standby,) = (node for node in schedulers.spawned if node is not leader)
+    assert standby.dispatched() == []
+    assert standby.events("jobs.scheduler.leadership-acquired") == []
+    fired = await fired_occurrences(db, pg_schema)
+    assert leader.dispatched() == fired
+    assert fired[:3] == [checked_through + n * MINUTE_MS for n in (1, 2, 3)]
+
+
+async def test_a_killed_leader_is_replaced_and_the_occurrence_between_fires_once_late(
+    migrated: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, schedulers: Schedulers
+) -> None:
+    """Budget: one kill -9 of the leader 2 s before a minute boundary; lease 4 s, tick 0.2 s.
+    Invariant: the boundary occurrence, due while no live node held the lease, is fired
+    exactly once — by the standby, late, never by the dead node and never twice — and the
+    standby takes the row only once the dead lease has expired, within TTL + one tick
+    (plus scheduling slack) of the kill."""
+    lease_s = 4.0
+    old = await schedulers.spawn(lease_seconds=lease_s)
+    await eventually(
+        lambda: held_by(schedulers, db, pg_schema, old), within_s=10, what="first leader"
+    )
+    standby = await schedulers.spawn(lease_seconds=lease_s)
+    boundary = now_ms() - now_ms() % MINUTE_MS + MINUTE_MS
+    if boundary - now_ms() < 3_000:
+        boundary += MINUTE_MS
+    # Aligning the kill with the wall clock: the only way to put a cron occurrence in the gap.
+    await asyncio.sleep((boundary - 2_000 - now_ms()) / 1000)
+    before = await leader_row(db, pg_schema)
+    assert schedulers.by_holder(before["holder"]) is old
+    old.send(signal.SIGKILL)
+    killed_at = now_ms()
+    await old.wait()
+    assert killed_at < boundary, "the kill must land before the occurrence it leaves in the gap"
+
+    taken = await eventually(
+        lambda: held_by(schedulers, db, pg_schema, standby),
+        within_s=lease_s + TICK_S + 2,
+        what="the standby to take the lease over",
+    )
+    assert taken["acquired_at_ms"] >= before["expires_at_ms"], "not before the dead lease expired"
+
+    async def boundary_fired() -> bool:
+        return boundary in await fired_occurrences(db, pg_schema)
+
+    await eventually(boundary_fired, within_s=10, what="the gap's occurrence to fire")
+    await rounds_pass(db, pg_schema, 5)
+    assert (await fired_occurrences(db, pg_schema)).count(boundary) == 1
+    assert boundary not in old.dispatched()
+    (event,) = [
+        e
+        for e in standby.events("jobs.scheduler.dispatched")
+        if int(e["occurrence_ms"]) == boundary
+    ]
+    assert event["late_ms"] > 0, "fired late, after the instant it was due"
+
+
+async def test_sigterm_hands_the_lease_to_the_standby_on_its_next_round(
+    migrated: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, schedulers: Schedulers
+) -> None:
+    """SIGTERM: the leader finishes its round, deletes the row and exits 0; the standby takes
+    the lease before the old row would have expired, so it never waits out the TTL."""
+    lease_s = 10.0
+    old = await schedulers.spawn(lease_seconds=lease_s)
+    await eventually(
+        lambda: held_by(schedulers, db, pg_schema, old), within_s=10, what="first leader"
+    )
+    standby = await schedulers.spawn(lease_seconds=lease_s)
+    before = await leader_row(db, pg_schema)
+    old.send(signal.SIGTERM)
+    taken = await eventually(
+        lambda: held_by(schedulers, db, pg_schema, standby),
+        within_s=lease_s,
+        what="the standby to promote",
+    )
+    assert taken["acquired_at_ms"] < before["expires_at_ms"], "the row was deleted, not expired"
+    assert await old.wait() == 0
+    assert old.events("jobs.scheduler.leadership-released")
+
+
+async def test_a_paused_leader_loses_the_lease_logs_it_once_and_keeps_polling(
+    migrated: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, schedulers: Schedulers
+) -> None:
+    """SIGSTOP the leader past its lease: the standby takes over; after SIGCONT the old node
+    logs jobs.scheduler.leadership-lost exactly once, stays up, and stands by."""
+    lease_s = 2.0
+    old = await schedulers.spawn(lease_seconds=lease_s)
+    await eventually(
+        lambda: held_by(schedulers, db, pg_schema, old), within_s=10, what="first leader"
+    )
+    standby = await schedulers.spawn(lease_seconds=lease_s)
+    old.send(signal.SIGSTOP)
+    try:
+        await eventually(
+            lambda: held_by(schedulers, db, pg_schema, standby),
+            within_s=lease_s + TICK_S + 5,
+            what="the standby to take over from the stopped leader",
+        )
+    finally:
+        old.send(signal.SIGCONT)
+
+    async def lost_logged() -> bool:
+        return bool(old.events("jobs.scheduler.leadership-lost"))
+
+    await eventually(lost_logged, within_s=10, what="leadership-lost in the old node's log")
+    await rounds_pass(db, pg_schema, 10)
+    assert len(old.events("jobs.scheduler.leadership-lost")) == 1
+    assert old.running
+    assert await held_by(schedulers, db, pg_schema, standby)

@@ -1,0 +1,128 @@
+"""``ferry tasks list/show/pause/resume`` as a user runs them: real processes, real rows."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from typing import Any
+
+from ferry.clock import SystemClock
+from ferry.drivers.postgres import PostgresJobDriver
+from ferry.scheduler import TaskTick, postgres_scheduler_store
+
+from .processes import APP, REPO, cli_env
+
+LIST_FIELDS = {
+    "kind",
+    "name",
+    "cron",
+    "tz",
+    "catchUp",
+    "maxCatchUp",
+    "jobs",
+    "nextMs",
+    "next",
+    "last",
+    "lastMs",
+    "lastFiredAtMs",
+    "paused",
+}
+
+
+async def ferry(dsn: str, schema: str, *words: str) -> tuple[int, str]:
+    """Run ``ferry <words> --app <the test app>``; answers (exit code, stdout)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "ferry.cli",
+        *words,
+        "--app",
+        APP,
+        env=cli_env(dsn, schema),
+        cwd=REPO,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return process.returncode, out.decode() + err.decode()
+
+
+async def envelope(dsn: str, schema: str, *words: str) -> dict[str, Any]:
+    code, out = await ferry(dsn, schema, *words, "--json")
+    document: dict[str, Any] = json.loads(out.splitlines()[-1])
+    assert (code == 0) == document["ok"], out
+    return document
+
+
+async def test_tasks_list_reports_the_spec_fields_with_null_last_before_the_first_fire(
+    postgres_dsn: str, pg_schema: str, migrated: PostgresJobDriver
+) -> None:
+    document = await envelope(postgres_dsn, pg_schema, "tasks", "list")
+    assert set(document) == {"ok", "command", "summary", "findings", "data"}
+    assert (document["ok"], document["summary"], document["findings"]) == (True, "1 task(s)", [])
+    (row,) = document["data"]
+    assert set(row) == LIST_FIELDS
+    assert (row["name"], row["cron"], row["tz"], row["jobs"]) == (
+        "every_minute",
+        "* * * * *",
+        "UTC",
+        ["record_minute"],
+    )
+    assert (row["last"], row["lastMs"], row["lastFiredAtMs"], row["paused"]) == (
+        None,
+        None,
+        None,
+        False,
+    )
+    assert row["nextMs"] % 60_000 == 0 and row["next"].endswith(":00Z")
+
+
+async def test_tasks_show_reads_the_last_fire_from_the_tick_row_and_adds_describe(
+    postgres_dsn: str, pg_schema: str, migrated: PostgresJobDriver
+) -> None:
+    occurrence = int(time.time()) // 60 * 60_000
+    store = postgres_scheduler_store(postgres_dsn, schema=pg_schema, clock=SystemClock())
+    try:
+        assert await store.acquire_leadership("seed", now_ms=occurrence, ttl_ms=600_000)
+        tick = TaskTick("every_minute", occurrence, occurrence, occurrence + 250)
+        assert await store.record_tick(tick, holder="seed", now_ms=occurrence)
+    finally:
+        await store.close()
+    document = await envelope(
+        postgres_dsn, pg_schema, "tasks", "show", "every_minute", "--count", "3"
+    )
+    row = document["data"]
+    assert set(row) == LIST_FIELDS | {"describe", "nextOccurrences"}
+    assert (row["lastMs"], row["lastFiredAtMs"]) == (occurrence, occurrence + 250)
+    assert row["last"].endswith("Z")
+    assert row["describe"] == "every minute"
+    assert [o["ms"] - row["nextMs"] for o in row["nextOccurrences"]] == [0, 60_000, 120_000]
+
+
+async def test_pause_and_resume_show_in_the_listing(
+    postgres_dsn: str, pg_schema: str, migrated: PostgresJobDriver
+) -> None:
+    paused = await envelope(postgres_dsn, pg_schema, "tasks", "pause", "every_minute")
+    assert paused["data"] == {"name": "every_minute", "paused": True}
+    listed = await envelope(postgres_dsn, pg_schema, "tasks", "list")
+    assert listed["data"][0]["paused"] is True
+    await envelope(postgres_dsn, pg_schema, "tasks", "resume", "every_minute")
+    code, table = await ferry(postgres_dsn, pg_schema, "tasks", "list")
+    assert code == 0
+    header, line = table.splitlines()[:2]
+    assert header.split() == ["NAME", "CRON", "TZ", "NEXT", "LAST", "PAUSED"]
+    assert line.startswith("every_minute") and line.endswith("no")
+
+
+async def test_an_unknown_task_name_is_refused_with_x_task_unknown(
+    postgres_dsn: str, pg_schema: str, migrated: PostgresJobDriver
+) -> None:
+    document = await envelope(postgres_dsn, pg_schema, "tasks", "show", "nightly")
+    assert document["ok"] is False
+    (finding,) = document["findings"]
+    assert finding["code"] == "X_TASK_UNKNOWN"
+    assert '"nightly"' in finding["message"] and "every_minute" in finding["message"]
+    assert "ferry tasks list" in finding["fix"]

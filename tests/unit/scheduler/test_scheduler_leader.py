@@ -1,0 +1,98 @@
+"""Leader election by an expiring lease row, on a frozen clock."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from ferry.clock import FrozenClock
+from ferry.scheduler import LeaseLeader, MemorySchedulerStore
+
+TTL = 30_000
+
+
+@pytest.fixture
+def store() -> MemorySchedulerStore:
+    return MemorySchedulerStore()
+
+
+def leader(store: MemorySchedulerStore, clock: FrozenClock, holder: str) -> LeaseLeader:
+    return LeaseLeader(store, holder=holder, clock=clock, ttl_ms=TTL)
+
+
+async def test_the_first_node_to_ask_takes_the_lease(store: MemorySchedulerStore) -> None:
+    clock = FrozenClock()
+    a = leader(store, clock, "a")
+    assert await a.acquire()
+    lease = await store.leader(now_ms=clock.now_ms())
+    assert lease is not None and lease.holder == "a"
+    assert lease.expires_at_ms == clock.now_ms() + TTL
+
+
+async def test_acquire_every_round_is_the_renewal(store: MemorySchedulerStore) -> None:
+    clock = FrozenClock()
+    a, b = leader(store, clock, "a"), leader(store, clock, "b")
+    started = clock.now_ms()
+    assert await a.acquire()
+    for _ in range(100):  # 100 rounds of 1 s: far past one TTL, renewed every round
+        clock.advance("1s")
+        assert await a.acquire()
+        assert not await b.acquire()
+    lease = await store.leader(now_ms=clock.now_ms())
+    assert lease is not None and lease.holder == "a" and lease.acquired_at_ms == started
+    assert lease.expires_at_ms == clock.now_ms() + TTL
+
+
+async def test_a_standby_acquires_nothing_until_the_row_expires(
+    store: MemorySchedulerStore,
+) -> None:
+    clock = FrozenClock()
+    a, b = leader(store, clock, "a"), leader(store, clock, "b")
+    assert await a.acquire()
+    clock.advance(TTL / 1000 - 0.001)
+    assert not await b.acquire()
+    clock.advance("1ms")  # the instant the row expires
+    assert await b.acquire()
+    lease = await store.leader(now_ms=clock.now_ms())
+    assert lease is not None and lease.holder == "b" and lease.acquired_at_ms == clock.now_ms()
+
+
+async def test_leadership_lost_is_logged_once_and_the_node_keeps_polling(
+    store: MemorySchedulerStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FrozenClock()
+    a, b = leader(store, clock, "a"), leader(store, clock, "b")
+    assert await a.acquire()
+    clock.advance(TTL / 1000)  # a stalled past its TTL; b takes over
+    assert await b.acquire()
+    with caplog.at_level(logging.INFO, logger="ferry.scheduler"):
+        for _ in range(5):
+            assert not await a.acquire()
+            clock.advance("1s")
+    assert [r.getMessage() for r in caplog.records].count("jobs.scheduler.leadership-lost") == 1
+    assert not a.held
+    await b.release()
+    assert await a.acquire(), "the node that lost kept polling and takes the free row"
+
+
+async def test_release_deletes_the_row_so_a_standby_promotes_on_its_next_round(
+    store: MemorySchedulerStore,
+) -> None:
+    clock = FrozenClock()
+    a, b = leader(store, clock, "a"), leader(store, clock, "b")
+    assert await a.acquire()
+    await a.release()
+    assert await store.leader(now_ms=clock.now_ms()) is None
+    assert await b.acquire(), "no TTL to wait out"
+
+
+async def test_releasing_a_lease_another_node_holds_leaves_it_alone(
+    store: MemorySchedulerStore,
+) -> None:
+    clock = FrozenClock()
+    a, b = leader(store, clock, "a"), leader(store, clock, "b")
+    assert await a.acquire()
+    await b.release()
+    lease = await store.leader(now_ms=clock.now_ms())
+    assert lease is not None and lease.holder == "a"
