@@ -1,0 +1,91 @@
+"""Run filters and instants as operators type and read them, in the CLI and the dashboard.
+
+Both surfaces hand the same words (``queue``, ``job``, ``state``, ``tenant``, ``since``,
+``until``, ``before``, ``limit``) to ``run_filter``, so a filter means one thing everywhere
+and every refusal names the word that was wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from ferry._duration import to_ms
+from ferry.drivers.protocol import JOB_STATES, RunFilter
+from ferry.errors import FerryError
+
+MAX_PAGE = 500
+"""The most runs one page may ask for; a page is one bounded query, never the table."""
+
+FILTER_WORDS = ("queue", "job", "state", "tenant", "since", "until", "before", "limit")
+
+
+def run_filter(
+    words: Mapping[str, str | None], *, now_ms: int, default_limit: int = 50
+) -> RunFilter:
+    """A ``RunFilter`` from operator words; empty words mean no restriction."""
+    given = {key: (value or "").strip() or None for key, value in words.items()}
+    state = given.get("state")
+    if state is not None and state not in JOB_STATES:
+        raise FerryError(
+            "X_INVARIANT",
+            f"state {state!r} is not a run state",
+            f"use one of: {', '.join(JOB_STATES)}",
+        )
+    before = given.get("before")
+    if before is not None and not before.isdigit():
+        raise FerryError(
+            "X_INVARIANT",
+            f"before {before!r} is not a run id",
+            "pass the id of the last run of the previous page (the `next_before_id`)",
+        )
+    return RunFilter(
+        queue=given.get("queue"),
+        name=given.get("job"),
+        state=state,
+        tenant=given.get("tenant"),
+        created_after_ms=instant_ms(given.get("since"), now_ms=now_ms, what="since"),
+        created_before_ms=instant_ms(given.get("until"), now_ms=now_ms, what="until"),
+        limit=page_size(given.get("limit"), default_limit),
+        before_id=before,
+    )
+
+
+def instant_ms(text: str | None, *, now_ms: int, what: str) -> int | None:
+    """``"1h"`` (that long ago) or an ISO 8601 instant (UTC unless it says otherwise)."""
+    if text is None:
+        return None
+    if text[0].isdigit() and not text.isdigit() and "-" not in text:
+        return now_ms - to_ms(text, what=what)
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise FerryError(
+            "X_INVARIANT",
+            f"{what} {text!r} is neither a duration ago nor an ISO 8601 instant",
+            f'write {what} as "30m", "2h", "7d" (that long ago) or like "2026-11-30T09:00:00Z"',
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return round(parsed.timestamp() * 1000)
+
+
+def instant(ms: int | None) -> str:
+    """An epoch-ms instant as UTC ISO 8601 to the second (``-`` when absent): how both
+    surfaces print the instants ``since``/``until`` accept."""
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def page_size(text: str | None, default: int) -> int:
+    """How many runs a page shows: 1..``MAX_PAGE``."""
+    if text is None:
+        return default
+    if not text.isdigit() or not 1 <= int(text) <= MAX_PAGE:
+        raise FerryError(
+            "X_INVARIANT",
+            f"limit {text!r} is not a page size from 1 to {MAX_PAGE}",
+            f"pass --limit between 1 and {MAX_PAGE}, and page with --before",
+        )
+    return int(text)

@@ -1,0 +1,30 @@
+"""Serving the dashboard inside a ferry process (``ferry admin``, ``ferry dev``)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import uvicorn
+from starlette.types import ASGIApp
+
+
+class EmbeddedServer(uvicorn.Server):
+    """A uvicorn server that leaves the process's signals to its owner.
+
+    uvicorn captures SIGINT/SIGTERM itself and re-raises them when it stops; in a ferry
+    process the worker's drain owns SIGTERM, so the owner stops this server by setting
+    ``should_exit`` instead.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Capture nothing: the owner of the process handles its signals."""
+        yield
+
+
+def embedded_server(app: ASGIApp, *, host: str, port: int) -> EmbeddedServer:
+    """A server for ``app`` on ``host:port``, quiet except for warnings."""
+    return EmbeddedServer(
+        uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
+    )

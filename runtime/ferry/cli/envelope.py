@@ -1,0 +1,68 @@
+"""The CLI's output contract: one JSON envelope for ``--json``, readable text otherwise.
+
+``{"ok", "command", "summary", "findings", "data"}`` — ``findings`` carries every refusal
+as ``{"code", "message", "fix"}`` so a script can branch on the ``X_*`` code, and a
+failed command exits non-zero with ``ok: false``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from ferry.errors import FerryError
+
+
+def camel_keys(value: Any) -> Any:
+    """``value`` with every dict key in camelCase, the JSON envelope's key style
+    (``concurrencyKey``, ``nextMs``) — the same names the spec's examples use."""
+    if isinstance(value, dict):
+        return {_camel(str(key)): camel_keys(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [camel_keys(item) for item in value]
+    return value
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+@dataclass
+class Outcome:
+    """What a command produced: a summary line, the data, and any findings."""
+
+    command: str
+    summary: str
+    data: Any = None
+    findings: list[dict[str, str]] = field(default_factory=list)
+    ok: bool = True
+    text: str | None = None
+    """The human rendering (a table); the summary alone when None."""
+
+    @classmethod
+    def refused(cls, command: str, error: FerryError) -> Outcome:
+        return cls(command, error.message, None, [error.to_dict()], ok=False)
+
+    def envelope(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "command": self.command,
+            "summary": self.summary,
+            "findings": self.findings,
+            "data": self.data,
+        }
+
+    def emit(self, *, as_json: bool, out: TextIO | None = None) -> int:
+        """Print the outcome; returns the process exit code."""
+        stream = out or sys.stdout
+        if as_json:
+            stream.write(json.dumps(self.envelope(), default=str) + "\n")
+        elif self.ok:
+            stream.write((self.text if self.text is not None else self.summary) + "\n")
+        else:
+            for finding in self.findings:
+                stream.write(f"{finding['code']}: {finding['message']}\nfix: {finding['fix']}\n")
+        return 0 if self.ok else 1

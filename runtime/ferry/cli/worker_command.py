@@ -1,0 +1,93 @@
+"""``ferry worker``: claim and run the app's jobs until SIGTERM drains it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from ferry.cli.app import load_app
+from ferry.cli.database import add_database_options, open_driver
+from ferry.cli.envelope import Outcome
+from ferry.cli.roles import register_role
+from ferry.jobs.facade import set_job_driver
+from ferry.logs import LOG_FORMATS, configure_logging
+from ferry.metrics import (
+    DEFAULT_LOOP_LAG_BUDGET_S,
+    DEFAULT_METRICS_PORT,
+    WorkerMetrics,
+    start_metrics_server,
+)
+from ferry.worker import job_worker, run_until_signalled
+
+
+def worker_options(parser: argparse.ArgumentParser) -> None:
+    add_database_options(parser)
+    env = os.environ.get
+    parser.add_argument("--app", default=None, help="module[:api] with the jobs (or $FERRY_APP)")
+    parser.add_argument("--concurrency", type=int, default=int(env("CONCURRENCY", 10)))
+    parser.add_argument("--queues", default=env("QUEUES"), help="comma-separated")
+    parser.add_argument("--drain-seconds", type=float, default=float(env("DRAIN_SECONDS", 30)))
+    parser.add_argument("--lease-seconds", type=float, default=float(env("LEASE_SECONDS", 30)))
+    parser.add_argument(
+        "--heartbeat-seconds",
+        type=float,
+        default=float(env("HEARTBEAT_SECONDS", 0)) or None,
+        help="lease renewal interval (default: a third of --lease-seconds)",
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=int(env("METRICS_PORT", DEFAULT_METRICS_PORT)),
+        help="port serving /metrics and /livez (default $METRICS_PORT or 9090)",
+    )
+    parser.add_argument(
+        "--loop-lag-budget-seconds",
+        type=float,
+        default=float(env("LOOP_LAG_BUDGET_SECONDS", DEFAULT_LOOP_LAG_BUDGET_S)),
+        help="/livez fails once the event loop has been stuck this long",
+    )
+    parser.add_argument(
+        "--log-format", choices=LOG_FORMATS, default=env("LOG_FORMAT", "text"), help="text | json"
+    )
+
+
+async def run_worker(args: argparse.Namespace) -> Outcome:
+    configure_logging(args.log_level, args.log_format)
+    api = load_app(args.app)
+    heartbeat_ms = int(args.heartbeat_seconds * 1000) if args.heartbeat_seconds else None
+    metrics = WorkerMetrics(CollectorRegistry())
+    driver = await open_driver(args)
+    try:
+        set_job_driver(driver)
+        worker = job_worker(
+            driver=driver,
+            jobs=api.jobs.values(),
+            queues=args.queues.split(",") if args.queues else None,
+            concurrency=args.concurrency,
+            lease_ms=int(args.lease_seconds * 1000),
+            heartbeat_interval_ms=heartbeat_ms,
+            drain_seconds=args.drain_seconds,
+            metrics=metrics,
+        )
+        server = start_metrics_server(
+            args.metrics_port, args.loop_lag_budget_seconds, registry=metrics.registry
+        )
+        try:
+            await run_until_signalled(worker)
+        finally:
+            server.close()
+    finally:
+        await driver.close()
+    return Outcome("worker", f"worker {worker.worker_id} stopped")
+
+
+def register(subparsers: Any) -> None:
+    worker = subparsers.add_parser("worker", help="claim and run jobs until SIGTERM")
+    worker_options(worker)
+    worker.set_defaults(handler=run_worker, command_path=["worker"])
+
+
+register_role("worker", worker_options, run_worker)

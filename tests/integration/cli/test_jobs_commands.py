@@ -1,0 +1,172 @@
+"""``ferry jobs …`` and ``ferry queues …`` as real processes: envelopes, codes, tables."""
+
+from __future__ import annotations
+
+from ferry.drivers.postgres import PostgresJobDriver
+from ferry.drivers.protocol import ClaimOptions
+from ferry.jobs.facade import set_job_driver
+
+from .conftest import Ferry, cli_env, golden
+
+
+async def test_jobs_ls_lists_runs_newest_first_in_the_envelope(
+    ferry: Ferry, seeded: PostgresJobDriver
+) -> None:
+    result = ferry("jobs", "ls", "--json")
+    assert result.code == 0, result.stderr
+    envelope = result.envelope
+    assert (envelope["ok"], envelope["command"], envelope["findings"]) == (True, "jobs ls", [])
+    runs = envelope["data"]["runs"]
+    assert [r["state"] for r in runs] == ["queued", "dead", "completed"]
+    assert runs[1]["lastError"]["code"] == "X_JOB_FAILED"
+    assert envelope["data"]["nextBeforeId"] is None
+    golden("jobs_ls", envelope)
+
+
+async def test_jobs_ls_filters_by_state_queue_time_and_pages_by_id(
+    ferry: Ferry, seeded: PostgresJobDriver
+) -> None:
+    def ids(*args: str) -> list[str]:
+        result = ferry("jobs", "ls", "--json", *args)
+        assert result.code == 0, result.stdout + result.stderr
+        return [r["id"] for r in result.envelope["data"]["runs"]]
+
+    everything = ids()
+    assert ids("--state", "dead") == [everything[1]]
+    assert ids("--queue", "later") == [everything[0]]
+    assert ids("--job", "cli.greet", "--tenant", "acme") == everything
+    # The seeded runs were created on a frozen clock at 2026-01-01T00:00:00Z.
+    assert ids("--since", "1h") == []
+    assert ids("--since", "2025-12-31T23:00:00Z", "--until", "2026-01-01T01:00:00Z") == everything
+    first = ferry("jobs", "ls", "--json", "--limit", "2").envelope["data"]
+    assert [r["id"] for r in first["runs"]] == everything[:2]
+    assert ids("--limit", "2", "--before", first["nextBeforeId"]) == everything[2:]
+
+
+async def test_jobs_ls_refuses_a_bad_filter_with_its_code_and_a_non_zero_exit(
+    ferry: Ferry, seeded: PostgresJobDriver
+) -> None:
+    result = ferry("jobs", "ls", "--state", "finished", "--json")
+    assert result.code == 1
+    assert result.envelope["ok"] is False
+    [finding] = result.envelope["findings"]
+    assert finding["code"] == "X_INVARIANT" and "finished" in finding["message"]
+    golden("refused", result.envelope)
+    human = ferry("jobs", "ls", "--limit", "0")
+    assert human.code == 1 and human.stdout.startswith("X_INVARIANT: limit '0'")
+
+
+async def test_jobs_ls_prints_a_readable_table(ferry: Ferry, seeded: PostgresJobDriver) -> None:
+    result = ferry("jobs", "ls")
+    assert result.code == 0
+    header = result.stdout.splitlines()[1]
+    for column in ("id", "job", "queue", "state", "attempts", "created", "last error"):
+        assert column in header
+    assert "cli.greet" in result.stdout and "X_JOB_FAILED" in result.stdout
+
+
+async def test_jobs_show_reports_input_steps_progress_error_and_timestamps(
+    ferry: Ferry, seeded: PostgresJobDriver
+) -> None:
+    dead = ferry("jobs", "ls", "--state", "dead", "--json").envelope["data"]["runs"][0]["id"]
+    envelope = ferry("jobs", "show", dead, "--json").envelope
+    run = envelope["data"]
+    assert run["summary"]["state"] == "dead" and run["summary"]["attempts"] == 2
+    assert run["payload"] == {"name": "bob", "fail": True}
+    assert [(s["name"], s["result"]) for s in run["steps"]] == [
+        ("compose", "hello bob"),
+        ("deliver", {"to": "bob"}),
+    ]
+    assert run["progress"] == {"current": 2, "total": 2}
+    assert run["summary"]["lastError"]["code"] == "X_JOB_FAILED"
+    golden("jobs_show", envelope)
+    text = ferry("jobs", "show", dead).stdout
+    for shown in ("X_JOB_FAILED", "compose", "deliver", "idempotency key", "lease holder", "2/2"):
+        assert shown in text
+
+
+async def test_jobs_show_of_an_unknown_run_is_refused_with_x_run_not_found(
+    ferry: Ferry, seeded: PostgresJobDriver
+) -> None:
+    result = ferry("jobs", "show", "424242", "--json")
+    assert result.code == 1
+    assert result.envelope["findings"][0]["code"] == "X_RUN_NOT_FOUND"
+
+
+async def test_jobs_retry_requeues_a_dead_run_and_refuses_a_completed_one(
+    ferry: Ferry, seeded: PostgresJobDriver
+) -> None:
+    runs = ferry("jobs", "ls", "--json").envelope["data"]["runs"]
+    dead, completed = runs[1]["id"], runs[2]["id"]
+    retried = ferry("jobs", "retry", dead, "--json")
+    assert retried.code == 0 and retried.envelope["data"] == {"id": dead, "state": "queued"}
+    golden("jobs_retry", retried.envelope)
+    run = await seeded.introspect.get_run(dead)
+    assert run is not None and (run.summary.state, run.summary.attempts) == ("queued", 0)
+    refused = ferry("jobs", "retry", completed, "--json")
+    assert refused.code == 1
+    assert refused.envelope["findings"][0]["code"] == "X_RUN_STATE"
+
+
+async def test_jobs_cancel_ends_a_queued_run_and_flags_a_running_one_for_its_worker(
+    ferry: Ferry, seeded: PostgresJobDriver
+) -> None:
+    queued = ferry("jobs", "ls", "--state", "queued", "--json").envelope["data"]["runs"][0]["id"]
+    cancelled = ferry("jobs", "cancel", queued, "--json")
+    assert cancelled.code == 0
+    assert cancelled.envelope["data"] == {
+        "id": queued,
+        "state": "cancelled",
+        "cancel_requested": False,
+    }
+    golden("jobs_cancel", cancelled.envelope)
+
+    from cli_app import greet
+
+    previous = set_job_driver(seeded)
+    try:
+        job_id = (await greet.enqueue({"name": "dan"})).job_id
+    finally:
+        set_job_driver(previous)
+    [claimed] = await seeded.claim(ClaimOptions("w1", 600_000, 1))
+    assert claimed.id == job_id
+    flagged = ferry("jobs", "cancel", claimed.id, "--json").envelope["data"]
+    assert flagged == {"id": claimed.id, "state": "running", "cancel_requested": True}
+    run = await seeded.introspect.get_run(claimed.id)
+    assert run is not None and run.cancel_requested_at_ms is not None
+
+
+async def test_jobs_stats_reports_depth_states_and_throughput_per_queue(
+    ferry: Ferry, seeded: PostgresJobDriver
+) -> None:
+    result = ferry("jobs", "stats", "--json")
+    assert result.code == 0
+    queues = {q["queue"]: q for q in result.envelope["data"]["queues"]}
+    assert queues["default"]["counts"]["completed"] == 1
+    assert queues["default"]["counts"]["dead"] == 1
+    assert queues["later"]["depth"] == 1
+    golden("jobs_stats", result.envelope)
+    assert "per min" in ferry("jobs", "stats").stdout
+
+
+async def test_queues_pause_stops_claims_until_resume(
+    ferry: Ferry, seeded: PostgresJobDriver
+) -> None:
+    paused = ferry("queues", "pause", "later", "--json")
+    assert paused.code == 0 and paused.envelope["data"] == {"queue": "later", "paused": True}
+    golden("queues_pause", paused.envelope)
+    assert await seeded.claim(ClaimOptions("w1", 30_000, 10, queues=["later"])) == []
+    assert ferry("queues", "resume", "later", "--json").envelope["data"]["paused"] is False
+    assert len(await seeded.claim(ClaimOptions("w1", 30_000, 10, queues=["later"]))) == 1
+
+
+async def test_jobs_drain_answers_not_implemented_before_touching_any_database(
+    ferry: Ferry, postgres_dsn: str, pg_schema: str
+) -> None:
+    env = cli_env(postgres_dsn, pg_schema)
+    env["DATABASE_URL"] = "postgresql://nobody@127.0.0.1:1/none"
+    result = ferry("jobs", "drain", "--to", "memory", "--json", env=env)
+    assert result.code == 1
+    [finding] = result.envelope["findings"]
+    assert finding["code"] == "X_NOT_IMPLEMENTED"
+    assert "ferry jobs ls --json" in finding["fix"]

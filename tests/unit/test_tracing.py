@@ -1,0 +1,79 @@
+"""Tracing: one OpenTelemetry span per execution, and the logs retries and dead letters leave."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+from pydantic import BaseModel
+
+from ferry import Retry, job
+from ferry.testing import Harness
+
+_exporter = InMemorySpanExporter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _sdk() -> None:
+    """An SDK provider recording spans in memory (the API alone records nothing)."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(_exporter))
+    trace.set_tracer_provider(provider)
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> None:
+    _exporter.clear()
+
+
+class Order(BaseModel):
+    id: str
+    fail: bool = False
+
+
+@job(
+    input=Order,
+    idempotency_key=lambda i: f"traced:{i.id}",
+    retry=Retry(attempts=2, base="1s"),
+    name="tracing.ship",
+)
+async def ship(input: Order) -> str:
+    if input.fail:
+        raise RuntimeError("carrier down")
+    return "shipped"
+
+
+async def test_each_execution_is_one_span_named_after_its_job_with_its_outcome() -> None:
+    harness = Harness(tasks=[])
+    result = await harness.run_jobs(ship, {"id": "a"})
+    [span] = _exporter.get_finished_spans()
+    assert span.name == "jobs.job.tracing.ship"
+    assert span.attributes is not None
+    assert span.attributes["job.id"] == result.job_id
+    assert span.attributes["job.name"] == "tracing.ship"
+    assert span.attributes["job.attempt"] == 1
+    assert span.attributes["job.outcome"] == "completed"
+    assert isinstance(span.attributes["job.duration_ms"], int)
+    assert span.status.status_code == StatusCode.UNSET
+
+
+async def test_a_retry_logs_a_warning_and_a_dead_letter_an_error_and_marks_its_span(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    harness = Harness(tasks=[])
+    with caplog.at_level(logging.WARNING, logger="ferry.jobs"):
+        await harness.run_jobs(ship, {"id": "b", "fail": True})
+    spans = _exporter.get_finished_spans()
+    assert [(s.attributes or {}).get("job.outcome") for s in spans] == ["retried", "dead"]
+    assert all(s.status.status_code == StatusCode.ERROR for s in spans)
+    verdicts = [
+        (r.levelname, r.getMessage())
+        for r in caplog.records
+        if r.getMessage().startswith("jobs.run.")
+    ]
+    assert verdicts == [("WARNING", "jobs.run.retrying"), ("ERROR", "jobs.run.dead")]
