@@ -1,0 +1,1 @@
+"""Backfills: paging with a checkpoint ledger, resumed after a crash."""

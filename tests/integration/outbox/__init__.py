@@ -1,0 +1,1 @@
+"""The transactional outbox and its relay, against a real PostgreSQL server."""
