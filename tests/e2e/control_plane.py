@@ -1,0 +1,229 @@
+"""A real Kubernetes control plane on loopback: etcd, kube-apiserver (RBAC on) and
+kube-controller-manager (garbage collection, Deployment → ReplicaSet → Pod), no kubelet.
+
+Binaries follow the envtest convention: ``KUBEBUILDER_ASSETS``, else ``scripts/envtest.sh``
+builds them into a cache outside the repo. Auth is a static admin token in
+``system:masters``; other identities (the operator's ServiceAccount) get TokenRequest tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+START_BUDGET_S = 90.0
+
+
+class Unavailable(Exception):
+    """The control-plane binaries or the kube tools are not on this machine."""
+
+
+def provision(script: str, offline_flag: str) -> Path:
+    """Run a provisioning script: in CI it builds/fetches what is missing, elsewhere it only
+    looks, so a developer's test run never starts a seven-minute build unasked."""
+    command = [str(REPO / "scripts" / script)]
+    if not os.environ.get("CI"):
+        command.append(offline_flag)
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise Unavailable(done.stderr.strip() or f"{script} exited {done.returncode}")
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class ControlPlane:
+    """A running control plane and the tools to talk to it."""
+
+    workdir: Path
+    server: str
+    admin_token: str
+    kubeconfig: Path
+    tools: Path
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def env(self, kubeconfig: Path | None = None) -> dict[str, str]:
+        """The environment a kube client uses to reach this control plane."""
+        return {**os.environ, "KUBECONFIG": str(kubeconfig or self.kubeconfig)}
+
+    def run(self, tool: str, *args: str, stdin: str | None = None, check: bool = True) -> str:
+        """Run kubectl or helm against the control plane; returns stdout."""
+        done = subprocess.run(
+            [str(self.tools / tool), *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            check=False,
+            timeout=120,
+        )
+        if check and done.returncode != 0:
+            raise AssertionError(f"{tool} {' '.join(args)} failed:\n{done.stderr}{done.stdout}")
+        return done.stdout if done.returncode == 0 else done.stderr
+
+    def kubectl(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
+        return self.run("kubectl", *args, stdin=stdin, check=check)
+
+    def get(self, *args: str) -> Any:
+        """``kubectl get ... -o json`` parsed, or ``None`` when it is not found."""
+        done = subprocess.run(
+            [str(self.tools / "kubectl"), "get", *args, "-o", "json"],
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            check=False,
+        )
+        if done.returncode != 0:
+            if "NotFound" in done.stderr:
+                return None
+            raise AssertionError(done.stderr)
+        return json.loads(done.stdout)
+
+    def kubeconfig_for(self, name: str, token: str) -> Path:
+        """A kubeconfig acting as whoever ``token`` belongs to."""
+        path = self.workdir / f"{name}.kubeconfig"
+        write_kubeconfig(path, self.server, token, self.workdir / "certs" / "apiserver.crt")
+        return path
+
+    def stop(self) -> None:
+        for process in reversed(self.processes):
+            process.terminate()
+        for process in reversed(self.processes):
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def write_kubeconfig(path: Path, server: str, token: str, ca: Path) -> None:
+    # JSON is YAML: every client reads it.
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "envtest", "cluster": {"server": server, "certificate-authority": str(ca)}}
+        ],
+        "users": [{"name": "user", "user": {"token": token}}],
+        "contexts": [{"name": "envtest", "context": {"cluster": "envtest", "user": "user"}}],
+        "current-context": "envtest",
+    }
+    path.write_text(json.dumps(config))
+
+
+def start_control_plane() -> ControlPlane:
+    """Start etcd, kube-apiserver and kube-controller-manager; wait until the API is ready."""
+    assets = provision("envtest.sh", "--no-build")
+    tools = provision("kubetools.sh", "--no-fetch")
+    workdir = Path(tempfile.mkdtemp(prefix="ferry-envtest-"))
+    certs = workdir / "certs"
+    certs.mkdir()
+    subprocess.run(
+        ["openssl", "genrsa", "-out", str(workdir / "sa.key"), "2048"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            "openssl",
+            "rsa",
+            "-in",
+            str(workdir / "sa.key"),
+            "-pubout",
+            "-out",
+            str(workdir / "sa.pub"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    token = os.urandom(16).hex()
+    (workdir / "tokens.csv").write_text(f'{token},admin,admin,"system:masters"\n')
+    etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
+    logs = workdir / "logs"
+    logs.mkdir()
+    server = f"https://127.0.0.1:{api_port}"
+    plane = ControlPlane(workdir, server, token, workdir / "admin.kubeconfig", tools)
+
+    def spawn(name: str, *args: str) -> None:
+        log = (logs / f"{name}.log").open("wb")
+        plane.processes.append(
+            subprocess.Popen([str(assets / name), *args], stdout=log, stderr=subprocess.STDOUT)
+        )
+
+    try:
+        spawn(
+            "etcd",
+            f"--data-dir={workdir / 'etcd'}",
+            f"--listen-client-urls=http://127.0.0.1:{etcd_port}",
+            f"--advertise-client-urls=http://127.0.0.1:{etcd_port}",
+            f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
+            f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
+            f"--initial-cluster=default=http://127.0.0.1:{peer_port}",
+            "--unsafe-no-fsync",
+        )
+        spawn(
+            "kube-apiserver",
+            f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={api_port}",
+            f"--cert-dir={certs}",
+            "--authorization-mode=RBAC",
+            f"--token-auth-file={workdir / 'tokens.csv'}",
+            f"--service-account-key-file={workdir / 'sa.pub'}",
+            f"--service-account-signing-key-file={workdir / 'sa.key'}",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            "--service-cluster-ip-range=10.96.0.0/16",
+        )
+        ca = certs / "apiserver.crt"
+        _wait_ready(server, token, ca)
+        write_kubeconfig(plane.kubeconfig, server, token, ca)
+        spawn(
+            "kube-controller-manager",
+            f"--kubeconfig={plane.kubeconfig}",
+            "--leader-elect=false",
+            "--secure-port=0",
+            f"--service-account-private-key-file={workdir / 'sa.key'}",
+            f"--root-ca-file={ca}",
+            "--use-service-account-credentials=false",
+            "--controllers=*",
+        )
+    except BaseException:
+        plane.stop()
+        raise
+    return plane
+
+
+def _wait_ready(server: str, token: str, ca: Path) -> None:
+    """Poll ``/readyz`` (RBAC bootstrap included) within a bounded budget."""
+    deadline = time.monotonic() + START_BUDGET_S
+    last = "not started"
+    while time.monotonic() < deadline:
+        if ca.exists():
+            context = ssl.create_default_context(cafile=str(ca))
+            request = urllib.request.Request(
+                f"{server}/readyz", headers={"Authorization": f"Bearer {token}"}
+            )
+            try:
+                with urllib.request.urlopen(request, context=context, timeout=5) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError as failed:
+                last = str(failed)
+        time.sleep(0.5)
+    raise AssertionError(f"kube-apiserver not ready within {START_BUDGET_S} s: {last}")

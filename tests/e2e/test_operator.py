@@ -1,0 +1,343 @@
+"""The operator against a real API server: resources → Deployments, drift, GC, refusals.
+
+Every wait is a bounded poll for a condition the user could observe with kubectl.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from control_plane import ControlPlane
+from e2e_helpers import env_of, example, wait_for
+
+NAMESPACE = "ferry-demo"
+
+
+@pytest.fixture(scope="module")
+def demo(control_plane: ControlPlane, operator: None) -> Iterator[str]:
+    """The examples applied: restricted namespace, database Secret, DurableJobs, task."""
+    for name in (
+        "namespace.yaml",
+        "database-secret.yaml",
+        "durablejobs.yaml",
+        "scheduledtask.yaml",
+    ):
+        control_plane.kubectl("apply", "-f", str(example(name)))
+    yield NAMESPACE
+    control_plane.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+
+
+def _deployment(plane: ControlPlane, name: str) -> Any:
+    return plane.get("deployment", "-n", NAMESPACE, name)
+
+
+def _container(deployment: dict[str, Any]) -> dict[str, Any]:
+    return deployment["spec"]["template"]["spec"]["containers"][0]
+
+
+def _ready(plane: ControlPlane, kind: str, name: str) -> dict[str, Any] | None:
+    body = plane.get(kind, "-n", NAMESPACE, name)
+    conditions = ((body or {}).get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c["type"] == "Ready"), None)
+
+
+def test_a_durable_job_becomes_a_worker_deployment_carrying_the_runtime_contract(
+    control_plane: ControlPlane, demo: str
+) -> None:
+    deployment = wait_for(
+        "onboard-org-worker", lambda: _deployment(control_plane, "onboard-org-worker")
+    )
+    job = control_plane.get("durablejob", "-n", NAMESPACE, "onboard-org")
+    assert deployment["spec"]["replicas"] == 2
+    assert deployment["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "ferry.dev/v1alpha1",
+            "kind": "DurableJob",
+            "name": "onboard-org",
+            "uid": job["metadata"]["uid"],
+            "controller": True,
+        }
+    ]
+    pod = deployment["spec"]["template"]["spec"]
+    container = _container(deployment)
+    assert env_of(container) == {
+        "ROLE": "worker",
+        "FERRY_APP": "examples.demo.app:api",
+        "DATABASE_URL": {"secretKeyRef": {"name": "demo-db", "key": "url"}},
+        "QUEUES": "default",
+        "CONCURRENCY": "10",
+        "DRAIN_SECONDS": "30",
+        "METRICS_PORT": "9090",
+    }
+    assert container["livenessProbe"]["httpGet"] == {
+        "path": "/livez",
+        "port": "metrics",
+        "scheme": "HTTP",
+    }
+    assert container["startupProbe"]["httpGet"]["path"] == "/livez"
+    assert pod["terminationGracePeriodSeconds"] == 45
+    # The namespace enforces Pod Security `restricted`: the ReplicaSet's pods are admitted.
+    wait_for(
+        "worker pods admitted under restricted",
+        lambda: (
+            len(
+                control_plane.get(
+                    "pods", "-n", NAMESPACE, "-l", "ferry.dev/durablejob=onboard-org"
+                )["items"]
+            )
+            == 2
+        ),
+    )
+
+
+def test_durable_job_status_reports_the_generation_it_acted_on(
+    control_plane: ControlPlane, demo: str
+) -> None:
+    condition = wait_for(
+        "Ready condition", lambda: _ready(control_plane, "durablejob", "onboard-org")
+    )
+    job = control_plane.get("durablejob", "-n", NAMESPACE, "onboard-org")
+    assert job["status"]["observedGeneration"] == job["metadata"]["generation"]
+    # No kubelet runs here, so the workers never become ready: the status says so.
+    assert (condition["status"], condition["reason"]) == ("False", "WorkersStarting")
+    assert job["status"]["readyReplicas"] == 0
+
+
+def test_scheduled_tasks_become_the_namespaces_scheduler_leader_and_standby(
+    control_plane: ControlPlane, demo: str
+) -> None:
+    deployment = wait_for("ferry-scheduler", lambda: _deployment(control_plane, "ferry-scheduler"))
+    task = control_plane.get("scheduledtask", "-n", NAMESPACE, "nightly-digest")
+    assert deployment["spec"]["replicas"] == 2
+    assert [(o["kind"], o["uid"]) for o in deployment["metadata"]["ownerReferences"]] == [
+        ("ScheduledTask", task["metadata"]["uid"])
+    ]
+    env = env_of(_container(deployment))
+    assert env["ROLE"] == "scheduler"
+    assert env["FERRY_TASKS_APP"] == "examples.demo.app:api"
+    configmap = control_plane.get("configmap", "-n", NAMESPACE, "ferry-scheduler-tasks")
+    [fired] = json.loads(configmap["data"]["tasks.json"])["tasks"]
+    assert fired["entries"] == [{"job": "send_digest", "input": {"occurrence_ms": 0}}]
+    assert (
+        control_plane.get("pdb", "-n", NAMESPACE, "ferry-scheduler")["spec"]["maxUnavailable"] == 1
+    )
+    wait_for("task status", lambda: _ready(control_plane, "scheduledtask", "nightly-digest"))
+    table = control_plane.kubectl("get", "st", "-n", NAMESPACE)
+    header = table.splitlines()[0].split()
+    assert header[:5] == ["NAME", "SCHEDULE", "ZONE", "SUSPEND", "LAST"]
+    row = table.splitlines()[1]
+    assert "0 3 * * *" in row and "Europe/Berlin" in row and "+0" in row and "True" in row
+
+
+def test_editing_a_task_rolls_the_scheduler_onto_the_new_task_file(
+    control_plane: ControlPlane, demo: str
+) -> None:
+    def digest() -> str | None:
+        deployment = _deployment(control_plane, "ferry-scheduler")
+        annotations = (deployment or {}).get("spec", {}).get("template", {}).get("metadata", {})
+        return (annotations.get("annotations") or {}).get("ferry.dev/tasks-sha256")
+
+    before = wait_for("scheduler with a task digest", digest)
+    control_plane.kubectl(
+        "patch",
+        "scheduledtask",
+        "-n",
+        NAMESPACE,
+        "nightly-digest",
+        "--type=merge",
+        "-p",
+        '{"spec": {"cron": "30 3 * * *"}}',
+    )
+
+    def rolled() -> bool:
+        configmap = control_plane.get("configmap", "-n", NAMESPACE, "ferry-scheduler-tasks")
+        [task] = json.loads(configmap["data"]["tasks.json"])["tasks"]
+        return task["cron"] == "30 3 * * *" and digest() not in (None, before)
+
+    wait_for("new task file and a rolled scheduler", rolled)
+
+
+def test_editing_the_resource_changes_the_deployment(
+    control_plane: ControlPlane, demo: str
+) -> None:
+    wait_for("send-digest-worker", lambda: _deployment(control_plane, "send-digest-worker"))
+    control_plane.kubectl(
+        "patch",
+        "durablejob",
+        "-n",
+        NAMESPACE,
+        "send-digest",
+        "--type=merge",
+        "-p",
+        '{"spec": {"concurrency": 7, "drainSeconds": 50}}',
+    )
+
+    def followed() -> bool:
+        deployment = _deployment(control_plane, "send-digest-worker")
+        env = env_of(_container(deployment))
+        grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+        return env["CONCURRENCY"] == "7" and env["DRAIN_SECONDS"] == "50" and grace == 65
+
+    wait_for("Deployment follows the DurableJob", followed)
+
+
+def test_a_hand_edited_deployment_is_repaired(control_plane: ControlPlane, demo: str) -> None:
+    wait_for("onboard-org-worker", lambda: _deployment(control_plane, "onboard-org-worker"))
+    drift = [
+        {"op": "replace", "path": "/spec/replicas", "value": 5},
+        {"op": "replace", "path": "/spec/template/spec/terminationGracePeriodSeconds", "value": 1},
+    ]
+    control_plane.kubectl(
+        "patch",
+        "deployment",
+        "-n",
+        NAMESPACE,
+        "onboard-org-worker",
+        "--type=json",
+        "-p",
+        json.dumps(drift),
+    )
+
+    def repaired() -> bool:
+        deployment = _deployment(control_plane, "onboard-org-worker")
+        grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+        return deployment["spec"]["replicas"] == 2 and grace == 45
+
+    wait_for("Deployment repaired", repaired)
+
+
+async def test_an_operator_restart_changes_nothing(control_plane: ControlPlane, demo: str) -> None:
+    """A restarted operator first reconciles everything it lists; that pass must write
+    nothing: no new Deployment generation, no ConfigMap or status write."""
+    from kubernetes_asyncio import config
+
+    from ferry_operator.kube import Kube
+    from ferry_operator.reconcile import reconcile_namespace
+
+    def snapshot() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for kind in ("deployment", "configmap", "durablejob", "scheduledtask"):
+            for item in control_plane.get(kind, "-n", NAMESPACE)["items"]:
+                meta = item["metadata"]
+                version = meta["generation"] if kind == "deployment" else meta["resourceVersion"]
+                seen[f"{kind}/{meta['name']}"] = version
+        return seen
+
+    wait_for("the scheduler", lambda: _deployment(control_plane, "ferry-scheduler"))
+    before = snapshot()
+
+    def settled() -> bool:
+        """Two snapshots half a second apart agree: no reconcile is still writing."""
+        nonlocal before
+        now = snapshot()
+        stable, before = now == before, now
+        return stable
+
+    wait_for("the namespace settled", settled)
+    api = await config.new_client_from_config(config_file=str(control_plane.kubeconfig))
+    warned: list[tuple[Any, ...]] = []
+    try:
+        await reconcile_namespace(Kube(api), NAMESPACE, lambda *event: warned.append(event))
+    finally:
+        await api.close()
+    assert snapshot() == before
+    assert warned == []
+
+
+def test_invalid_resources_are_refused_at_apply(control_plane: ControlPlane, demo: str) -> None:
+    def refused(kind: str, spec: dict[str, Any]) -> str:
+        body = {
+            "apiVersion": "ferry.dev/v1alpha1",
+            "kind": kind,
+            "metadata": {"name": "bad", "namespace": NAMESPACE},
+            "spec": spec,
+        }
+        answer = control_plane.kubectl("apply", "-f", "-", stdin=json.dumps(body), check=False)
+        assert "created" not in answer and "configured" not in answer, answer
+        return answer
+
+    task = {"cron": "0 3 * * *", "timeZone": "UTC", "entries": [{"job": "send-digest"}]}
+    assert "fixed offset" in refused("ScheduledTask", {**task, "timeZone": "UTC+2"})
+    assert "@ aliases" in refused("ScheduledTask", {**task, "cron": "@daily"})
+    assert "Unsupported value" in refused("ScheduledTask", {**task, "catchUp": "sometimes"})
+    assert "entries" in refused("ScheduledTask", {**task, "entries": []})
+    job = {"image": "app:1", "handler": "app.jobs:api", "databaseSecretRef": {"name": "db"}}
+    assert "env may not set" in refused(
+        "DurableJob", {**job, "env": [{"name": "ROLE", "value": "x"}]}
+    )
+    assert "handler" in refused("DurableJob", {**job, "handler": "not a module"})
+    assert "databaseSecretRef" in refused("DurableJob", {"image": "app:1", "handler": "a:b"})
+
+
+def test_a_task_the_runtime_refuses_is_flagged_and_never_scheduled(
+    control_plane: ControlPlane, demo: str
+) -> None:
+    body = {
+        "apiVersion": "ferry.dev/v1alpha1",
+        "kind": "ScheduledTask",
+        "metadata": {"name": "on-mars", "namespace": NAMESPACE},
+        "spec": {
+            "cron": "0 3 * * *",
+            "timeZone": "Mars/Olympus",
+            "entries": [{"job": "send-digest"}],
+        },
+    }
+    control_plane.kubectl("apply", "-f", "-", stdin=json.dumps(body))
+    condition = wait_for(
+        "Ready=False on on-mars",
+        lambda: (
+            (c := _ready(control_plane, "scheduledtask", "on-mars"))
+            and c["status"] == "False"
+            and c
+        ),
+    )
+    assert condition["reason"] == "X_INVARIANT"
+    assert "Mars/Olympus" in condition["message"] and "IANA" in condition["message"]
+    events = wait_for(
+        "Warning event",
+        lambda: control_plane.get(
+            "events",
+            "-n",
+            NAMESPACE,
+            "--field-selector",
+            "involvedObject.name=on-mars,type=Warning",
+        )["items"],
+    )
+    assert events[0]["reason"] == "X_INVARIANT"
+    configmap = control_plane.get("configmap", "-n", NAMESPACE, "ferry-scheduler-tasks")
+    names = [t["name"] for t in json.loads(configmap["data"]["tasks.json"])["tasks"]]
+    assert names == ["nightly-digest"]
+    owners = _deployment(control_plane, "ferry-scheduler")["metadata"]["ownerReferences"]
+    assert [o["name"] for o in owners] == ["nightly-digest"]
+    control_plane.kubectl("delete", "scheduledtask", "-n", NAMESPACE, "on-mars")
+
+
+def test_deleting_the_resources_garbage_collects_what_they_owned(
+    control_plane: ControlPlane, demo: str
+) -> None:
+    wait_for("send-digest-worker", lambda: _deployment(control_plane, "send-digest-worker"))
+    wait_for("ferry-scheduler", lambda: _deployment(control_plane, "ferry-scheduler"))
+    control_plane.kubectl("delete", "durablejob", "-n", NAMESPACE, "send-digest")
+    wait_for("worker collected", lambda: _deployment(control_plane, "send-digest-worker") is None)
+    # The task's entry now names a missing DurableJob: flagged, and no scheduler runs it.
+    condition = wait_for(
+        "task flagged",
+        lambda: (
+            (c := _ready(control_plane, "scheduledtask", "nightly-digest"))
+            and c["status"] == "False"
+            and c
+        ),
+    )
+    assert 'DurableJob "send-digest"' in condition["message"]
+    control_plane.kubectl("delete", "scheduledtask", "-n", NAMESPACE, "nightly-digest")
+    for kind in ("deployment", "configmap", "pdb"):
+        name = "ferry-scheduler-tasks" if kind == "configmap" else "ferry-scheduler"
+        wait_for(
+            f"{kind} collected",
+            lambda k=kind, n=name: control_plane.get(k, "-n", NAMESPACE, n) is None,
+        )
+    control_plane.kubectl("delete", "durablejob", "-n", NAMESPACE, "onboard-org")
+    wait_for("worker collected", lambda: _deployment(control_plane, "onboard-org-worker") is None)

@@ -1,0 +1,137 @@
+"""A namespace's ScheduledTasks → the scheduler's task set and each task's verdict."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import pytest
+from operator_bodies import durable_job, scheduled_task
+
+from ferry.errors import FerryError
+from ferry.tasks._cron import parse_cron
+from ferry.tasks.occurrences import validate_zone
+from ferry_operator.names import TASKS_DIGEST, TASKS_FILE
+from ferry_operator.schedule import plan_scheduler
+from ferry_operator.scheduler import scheduler_deployment, tasks_configmap
+
+# 2026-06-01T12:00:00Z
+NOW_MS = 1_780_315_200_000
+JOBS = {"digest": durable_job("digest", job="send_digest")}
+
+
+def _refusal(call: Any) -> FerryError:
+    with pytest.raises(FerryError) as refused:
+        call()
+    return refused.value
+
+
+def test_a_zone_the_runtime_refuses_is_not_ready_with_the_runtimes_code_and_message() -> None:
+    plan = plan_scheduler([scheduled_task(timeZone="Mars/Olympus")], JOBS, NOW_MS)
+    verdict = plan.verdicts["nightly"]
+    expected = _refusal(lambda: validate_zone("Mars/Olympus", owner='ScheduledTask "nightly"'))
+    assert (verdict.ready, verdict.reason) == (False, expected.code)
+    assert verdict.message.startswith(expected.message)
+    assert not plan.runs
+
+
+def test_a_cron_the_runtime_refuses_is_not_ready_and_never_reaches_the_scheduler() -> None:
+    good = scheduled_task("hourly", cron="0 * * * *")
+    plan = plan_scheduler([scheduled_task(cron="61 * * * *"), good], JOBS, NOW_MS)
+    expected = _refusal(lambda: parse_cron("61 * * * *", owner='ScheduledTask "nightly"'))
+    assert plan.verdicts["nightly"].reason == expected.code
+    assert expected.message in plan.verdicts["nightly"].message
+    assert [t["name"] for t in plan.tasks] == ["hourly"]
+    assert plan.owners == [good]
+
+
+def test_an_entry_naming_a_missing_durable_job_is_refused() -> None:
+    task = scheduled_task(entries=[{"job": "nope"}])
+    verdict = plan_scheduler([task], JOBS, NOW_MS).verdicts["nightly"]
+    assert (verdict.ready, verdict.reason) == (False, "X_INVARIANT")
+    assert 'DurableJob "nope"' in verdict.message
+
+
+def test_a_task_firing_another_apps_job_is_refused_because_one_scheduler_loads_one_app() -> None:
+    jobs = {**JOBS, "billing": durable_job("billing", handler="billing.app:api")}
+    first = scheduled_task("a-digest")
+    second = scheduled_task("b-billing", entries=[{"job": "billing"}])
+    plan = plan_scheduler([second, first], jobs, NOW_MS)
+    assert plan.verdicts["a-digest"].ready
+    assert not plan.verdicts["b-billing"].ready
+    assert plan.source is not None and plan.source["metadata"]["name"] == "digest"
+
+
+def test_entries_carry_the_apps_job_name_and_input() -> None:
+    plan = plan_scheduler([scheduled_task(catchUp="run-once", maxCatchUp=3)], JOBS, NOW_MS)
+    assert plan.document() == {
+        "tasks": [
+            {
+                "name": "nightly",
+                "cron": "0 3 * * *",
+                "timeZone": "Europe/Berlin",
+                "catchUp": "run-once",
+                "maxCatchUp": 3,
+                "entries": [{"job": "send_digest", "input": {"occurrence_ms": 0}}],
+            }
+        ]
+    }
+
+
+def test_next_and_last_fire_are_shown_in_the_tasks_own_zone() -> None:
+    verdict = plan_scheduler([scheduled_task()], JOBS, NOW_MS).verdicts["nightly"]
+    assert verdict.ready and verdict.reason == "Scheduled"
+    assert verdict.next_fire == "2026-06-02T03:00:00+02:00"
+    assert verdict.last_fire == "2026-06-01T03:00:00+02:00"
+    assert datetime.fromisoformat(verdict.next_fire).utcoffset() is not None
+
+
+def test_no_last_fire_before_the_tasks_first_occurrence() -> None:
+    task = scheduled_task()
+    task["metadata"]["creationTimestamp"] = "2026-06-01T11:00:00Z"
+    assert plan_scheduler([task], JOBS, NOW_MS).verdicts["nightly"].last_fire is None
+
+
+def test_a_suspended_task_is_ready_but_no_scheduler_runs_it() -> None:
+    plan = plan_scheduler([scheduled_task(suspend=True)], JOBS, NOW_MS)
+    assert plan.verdicts["nightly"].ready and plan.verdicts["nightly"].reason == "Suspended"
+    assert plan.verdicts["nightly"].next_fire is None
+    assert not plan.runs and plan.tasks == []
+
+
+def test_the_plan_does_not_depend_on_listing_order() -> None:
+    tasks = [scheduled_task(f"t{i}", cron=f"{i} * * * *") for i in range(5)]
+    forward = plan_scheduler(tasks, JOBS, NOW_MS)
+    backward = plan_scheduler(list(reversed(tasks)), JOBS, NOW_MS)
+    assert forward.document() == backward.document()
+    assert tasks_configmap("shop", forward) == tasks_configmap("shop", backward)
+
+
+def test_the_scheduler_is_a_leader_and_a_warm_standby_over_the_task_file() -> None:
+    plan = plan_scheduler([scheduled_task()], JOBS, NOW_MS)
+    deployment = scheduler_deployment("shop", plan)
+    assert deployment["spec"]["replicas"] == 2
+    pod = deployment["spec"]["template"]["spec"]
+    env = {e["name"]: e.get("value", e.get("valueFrom")) for e in pod["containers"][0]["env"]}
+    assert env["ROLE"] == "scheduler"
+    assert env["FERRY_APP"] == "ferry.scheduler_config:api"
+    assert env["FERRY_TASKS_APP"] == "examples.demo.app:api"
+    assert env["FERRY_TASKS_FILE"] == TASKS_FILE
+    assert env["DATABASE_URL"] == {"secretKeyRef": {"name": "shop-db", "key": "url"}}
+    configmap = tasks_configmap("shop", plan)
+    assert json.loads(configmap["data"]["tasks.json"]) == plan.document()
+    owners = deployment["metadata"]["ownerReferences"]
+    assert [(o["kind"], o["name"], o["controller"]) for o in owners] == [
+        ("ScheduledTask", "nightly", False)
+    ]
+
+
+def test_a_task_change_rolls_the_scheduler_and_no_change_does_not() -> None:
+    def digest(cron: str) -> str:
+        plan = plan_scheduler([scheduled_task(cron=cron)], JOBS, NOW_MS)
+        annotations = scheduler_deployment("shop", plan)["spec"]["template"]["metadata"]
+        return str(annotations["annotations"][TASKS_DIGEST])
+
+    assert digest("0 3 * * *") == digest("0 3 * * *")
+    assert digest("0 3 * * *") != digest("0 4 * * *")
