@@ -1,0 +1,46 @@
+# Every target sets itself up: a fresh clone needs only python3 (3.11+) and make.
+VENV  ?= .venv
+PY    := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-dev
+
+.PHONY: install test lint typecheck demo bench clean envtest chart-crds
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev,operator]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## The whole test suite, lint and types included (what CI runs).
+test: install lint
+	$(PY) -m pytest -q
+
+lint: install
+	$(VENV)/bin/ruff check runtime operator tests examples bench
+	$(VENV)/bin/ruff format --check runtime operator
+	$(VENV)/bin/mypy --strict runtime/ferry
+	$(VENV)/bin/mypy --strict operator/ferry_operator
+
+## The demo app on DATABASE_URL, or on the embedded PostgreSQL when it is unset.
+demo: install
+	$(PY) -m examples.demo
+
+## Benchmarks against peers; prints a table, never gates anything.
+bench: install
+	$(PY) -m pip install -q -e '.[dev,bench]'
+	$(PY) -m bench
+
+## kube-apiserver, kube-controller-manager, etcd (built once, cached outside the repo) + helm, kubectl.
+envtest:
+	scripts/envtest.sh
+	scripts/kubetools.sh
+
+## The chart's CRDs are copies of crds/, made here and never by hand.
+chart-crds:
+	mkdir -p charts/ferry/crds
+	cp crds/*.yaml charts/ferry/crds/
+
+clean:
+	rm -rf $(VENV) .ferry build *.egg-info

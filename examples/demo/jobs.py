@@ -1,0 +1,52 @@
+"""The demo's jobs: an onboarding flow with durable steps, and a digest."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from pydantic import BaseModel
+
+from ferry import JobContext, Retry, Step, job, throw_if_aborted
+
+
+class OnboardInput(BaseModel):
+    org_id: UUID
+    flaky_mail: bool = False
+
+
+class DigestInput(BaseModel):
+    occurrence_ms: int
+
+
+_failed_once: set[UUID] = set()
+
+
+async def send_mail(org_id: UUID, kind: str, *, flaky: bool) -> str:
+    """Stands in for an SMTP call; a flaky org's first nudge fails once."""
+    if flaky and kind == "nudge" and org_id not in _failed_once:
+        _failed_once.add(org_id)
+        raise ConnectionError(f"{kind} for {org_id}: mail server unavailable")
+    return f"{kind}:{org_id}"
+
+
+@job(
+    input=OnboardInput,
+    tenant=lambda i: str(i.org_id),
+    idempotency_key=lambda i: f"onboard:{i.org_id}",
+    retry=Retry(attempts=5, backoff="exponential", base="200ms"),
+    timeout="30s",
+)
+async def onboard_org(input: OnboardInput, step: Step, ctx: JobContext) -> dict[str, str]:
+    org = await step.run("provision", lambda: {"org": str(input.org_id), "plan": "free"})
+    await step.run(
+        "welcome-email", lambda: send_mail(input.org_id, "welcome", flaky=input.flaky_mail)
+    )
+    await step.sleep("cool-off", "1s")
+    throw_if_aborted(ctx)
+    await step.run("nudge", lambda: send_mail(input.org_id, "nudge", flaky=input.flaky_mail))
+    return {"org": org["org"], "plan": org["plan"]}
+
+
+@job(input=DigestInput, idempotency_key=lambda i: f"digest:{i.occurrence_ms}")
+async def send_digest(input: DigestInput, step: Step) -> None:
+    await step.run("compose", lambda: {"for": input.occurrence_ms})
