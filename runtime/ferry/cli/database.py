@@ -14,9 +14,14 @@ def add_database_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--schema", default=os.environ.get("FERRY_SCHEMA", "ferry"))
 
 
+def configured_dsn(args: argparse.Namespace) -> str | None:
+    """``--database-url``, else ``$DATABASE_URL``, else None."""
+    return args.database_url or os.environ.get("DATABASE_URL") or None
+
+
 async def open_driver(args: argparse.Namespace, *, embedded: bool = False) -> PostgresJobDriver:
     """A migrated driver on the configured database (the embedded one only if allowed)."""
-    dsn = args.database_url or os.environ.get("DATABASE_URL")
+    dsn = configured_dsn(args)
     if not dsn and embedded:
         from ferry.embedded import embedded_database_url
 

@@ -15,6 +15,7 @@ from ferry.cli.envelope import Outcome, camel_keys
 from ferry.cli.tables import compact_json, fields, table
 from ferry.drivers.postgres import PostgresJobDriver
 from ferry.drivers.protocol import JOB_STATES, RunDetail
+from ferry.drivers.refusals import run_not_found
 from ferry.errors import FerryError
 
 Command = Callable[[argparse.Namespace, PostgresJobDriver], Awaitable[Outcome]]
@@ -109,7 +110,7 @@ async def show_run(args: argparse.Namespace, driver: PostgresJobDriver) -> Outco
     """Everything known about one run."""
     run = await driver.introspect.get_run(args.id)
     if run is None:
-        raise _not_found(args.id)
+        raise run_not_found(args.id)
     s = run.summary
     return Outcome(
         "jobs show",
@@ -228,12 +229,4 @@ async def refuse_drain(args: argparse.Namespace) -> Outcome:
         "`ferry jobs drain` is planned: Postgres is the one durable driver, so there is "
         "nowhere to drain to",
         "list what is queued with `ferry jobs ls --json`",
-    )
-
-
-def _not_found(job_id: str) -> FerryError:
-    return FerryError(
-        "X_RUN_NOT_FOUND",
-        f"no run has id {job_id!r}",
-        "list runs with `ferry jobs ls --json` and use an id from there",
     )

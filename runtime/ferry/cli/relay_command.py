@@ -11,19 +11,19 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from ferry.cli.app import load_app
-from ferry.cli.database import add_database_options, open_driver
+from ferry.cli.database import configured_dsn, open_driver
 from ferry.cli.envelope import Outcome
+from ferry.cli.process_options import add_process_options
 from ferry.cli.roles import register_role
 from ferry.jobs.facade import set_job_driver
-from ferry.logs import LOG_FORMATS, configure_logging
-from ferry.metrics import DEFAULT_LOOP_LAG_BUDGET_S, DEFAULT_METRICS_PORT, start_metrics_server
+from ferry.logs import configure_logging
+from ferry.metrics import start_metrics_server
 from ferry.outbox import JobOutboxPublisher, OutboxRelay, postgres_outbox
 
 
 def relay_options(parser: argparse.ArgumentParser) -> None:
-    add_database_options(parser)
+    add_process_options(parser, declares="jobs")
     env = os.environ.get
-    parser.add_argument("--app", default=None, help="module[:api] with the jobs (or $FERRY_APP)")
     parser.add_argument(
         "--outbox-database-url",
         default=env("OUTBOX_DATABASE_URL"),
@@ -46,21 +46,6 @@ def relay_options(parser: argparse.ArgumentParser) -> None:
         default=env("OUTBOX_RETAIN_PUBLISHED", "7d"),
         help="how long published entries are kept before pruning (e.g. 7d)",
     )
-    parser.add_argument(
-        "--metrics-port",
-        type=int,
-        default=int(env("METRICS_PORT", DEFAULT_METRICS_PORT)),
-        help="port serving /metrics and /livez (default $METRICS_PORT or 9090)",
-    )
-    parser.add_argument(
-        "--loop-lag-budget-seconds",
-        type=float,
-        default=float(env("LOOP_LAG_BUDGET_SECONDS", DEFAULT_LOOP_LAG_BUDGET_S)),
-        help="/livez fails once the event loop has been stuck this long",
-    )
-    parser.add_argument(
-        "--log-format", choices=LOG_FORMATS, default=env("LOG_FORMAT", "text"), help="text | json"
-    )
 
 
 async def run_relay(args: argparse.Namespace) -> Outcome:
@@ -68,8 +53,8 @@ async def run_relay(args: argparse.Namespace) -> Outcome:
     api = load_app(args.app)
     driver = await open_driver(args)
     set_job_driver(driver)
-    # open_driver has already refused a command with neither of these.
-    queue_dsn = args.database_url or os.environ["DATABASE_URL"]
+    queue_dsn = configured_dsn(args)
+    assert queue_dsn is not None, "open_driver refuses a command with no database"
     store = postgres_outbox(
         args.outbox_database_url or queue_dsn, schema=driver.schema, clock=driver.clock
     )

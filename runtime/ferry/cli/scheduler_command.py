@@ -9,14 +9,15 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from ferry.cli.app import load_app
-from ferry.cli.database import add_database_options, open_driver
+from ferry.cli.database import configured_dsn, open_driver
 from ferry.cli.envelope import Outcome
+from ferry.cli.process_options import add_process_options
 from ferry.cli.roles import register_role
 from ferry.drivers.postgres import PostgresJobDriver
 from ferry.errors import FerryError
 from ferry.jobs.facade import set_job_driver
-from ferry.logs import LOG_FORMATS, configure_logging
-from ferry.metrics import DEFAULT_LOOP_LAG_BUDGET_S, DEFAULT_METRICS_PORT, start_metrics_server
+from ferry.logs import configure_logging
+from ferry.metrics import start_metrics_server
 from ferry.scheduler import (
     DEFAULT_LEADER_TTL_MS,
     DEFAULT_TICK_MS,
@@ -28,9 +29,8 @@ from ferry.scheduler import (
 
 
 def scheduler_options(parser: argparse.ArgumentParser) -> None:
-    add_database_options(parser)
+    add_process_options(parser, declares="tasks")
     env = os.environ.get
-    parser.add_argument("--app", default=None, help="module[:api] with the tasks (or $FERRY_APP)")
     parser.add_argument(
         "--tick-seconds",
         type=float,
@@ -43,29 +43,14 @@ def scheduler_options(parser: argparse.ArgumentParser) -> None:
         default=float(env("LEASE_SECONDS", DEFAULT_LEADER_TTL_MS / 1000)),
         help="leader lease TTL: a standby takes over this long after the leader stops",
     )
-    parser.add_argument(
-        "--metrics-port",
-        type=int,
-        default=int(env("METRICS_PORT", DEFAULT_METRICS_PORT)),
-        help="port serving /metrics and /livez (default $METRICS_PORT or 9090)",
-    )
-    parser.add_argument(
-        "--loop-lag-budget-seconds",
-        type=float,
-        default=float(env("LOOP_LAG_BUDGET_SECONDS", DEFAULT_LOOP_LAG_BUDGET_S)),
-        help="/livez fails once the event loop has been stuck this long",
-    )
-    parser.add_argument(
-        "--log-format", choices=LOG_FORMATS, default=env("LOG_FORMAT", "text"), help="text | json"
-    )
 
 
 async def open_scheduler_store(
     args: argparse.Namespace, driver: PostgresJobDriver
 ) -> PostgresSchedulerStore:
     """The scheduler's rows in the driver's database and schema, on the driver's clock."""
-    # open_driver has already refused a command with neither of these.
-    dsn = args.database_url or os.environ["DATABASE_URL"]
+    dsn = configured_dsn(args)
+    assert dsn is not None, "open_driver refuses a command with no database"
     return postgres_scheduler_store(dsn, schema=driver.schema, clock=driver.clock)
 
 

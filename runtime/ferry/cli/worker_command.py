@@ -9,14 +9,13 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from ferry.cli.app import load_app
-from ferry.cli.database import add_database_options, open_driver
+from ferry.cli.database import open_driver
 from ferry.cli.envelope import Outcome
+from ferry.cli.process_options import add_process_options
 from ferry.cli.roles import register_role
 from ferry.jobs.facade import set_job_driver
-from ferry.logs import LOG_FORMATS, configure_logging
+from ferry.logs import configure_logging
 from ferry.metrics import (
-    DEFAULT_LOOP_LAG_BUDGET_S,
-    DEFAULT_METRICS_PORT,
     WorkerMetrics,
     start_metrics_server,
 )
@@ -24,9 +23,8 @@ from ferry.worker import job_worker, run_until_signalled
 
 
 def worker_options(parser: argparse.ArgumentParser) -> None:
-    add_database_options(parser)
+    add_process_options(parser, declares="jobs")
     env = os.environ.get
-    parser.add_argument("--app", default=None, help="module[:api] with the jobs (or $FERRY_APP)")
     parser.add_argument("--concurrency", type=int, default=int(env("CONCURRENCY", 10)))
     parser.add_argument("--queues", default=env("QUEUES"), help="comma-separated")
     parser.add_argument("--drain-seconds", type=float, default=float(env("DRAIN_SECONDS", 30)))
@@ -36,21 +34,6 @@ def worker_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=float(env("HEARTBEAT_SECONDS", 0)) or None,
         help="lease renewal interval (default: a third of --lease-seconds)",
-    )
-    parser.add_argument(
-        "--metrics-port",
-        type=int,
-        default=int(env("METRICS_PORT", DEFAULT_METRICS_PORT)),
-        help="port serving /metrics and /livez (default $METRICS_PORT or 9090)",
-    )
-    parser.add_argument(
-        "--loop-lag-budget-seconds",
-        type=float,
-        default=float(env("LOOP_LAG_BUDGET_SECONDS", DEFAULT_LOOP_LAG_BUDGET_S)),
-        help="/livez fails once the event loop has been stuck this long",
-    )
-    parser.add_argument(
-        "--log-format", choices=LOG_FORMATS, default=env("LOG_FORMAT", "text"), help="text | json"
     )
 
 

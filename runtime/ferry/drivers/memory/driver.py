@@ -34,6 +34,7 @@ from ferry.drivers.protocol import (
     RunSummary,
     StepRecord,
 )
+from ferry.drivers.refusals import run_in_wrong_state, run_not_found
 from ferry.errors import FerryError
 
 _CLAIMABLE: frozenset[JobState] = frozenset({"queued", "sleeping"})
@@ -455,11 +456,7 @@ class MemoryIntrospection:
     def _existing(self, job_id: str) -> _Run:
         run = self._driver._runs.get(job_id)
         if run is None:
-            raise FerryError(
-                "X_RUN_NOT_FOUND",
-                f"no run has id {job_id!r}",
-                "list runs with `ferry jobs ls --json` and use an id from there",
-            )
+            raise run_not_found(job_id)
         return run
 
 
@@ -498,11 +495,7 @@ def _claimed(run: _Run) -> ClaimedJob:
 
 
 def _wrong_state(run: _Run, action: str, allowed: str) -> FerryError:
-    return FerryError(
-        "X_RUN_STATE",
-        f'run {run.id} of job "{run.name}" is {run.state}; only {allowed} runs can be {action}',
-        f"check the run with `ferry jobs show {run.id}` first",
-    )
+    return run_in_wrong_state(run.id, run.name, run.state, action, allowed)
 
 
 def memory_job_driver(*, clock: Clock | None = None) -> MemoryJobDriver:

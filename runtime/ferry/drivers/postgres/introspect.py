@@ -18,7 +18,7 @@ from ferry.drivers.protocol import (
     RunSummary,
     StepRecord,
 )
-from ferry.errors import FerryError
+from ferry.drivers.refusals import run_in_wrong_state, run_not_found
 
 
 class PostgresIntrospection:
@@ -121,18 +121,9 @@ class PostgresIntrospection:
             else None
         )
         if row is None:
-            raise FerryError(
-                "X_RUN_NOT_FOUND",
-                f"no run has id {job_id!r}",
-                "list runs with `ferry jobs ls --json` and use an id from there",
-            )
+            raise run_not_found(job_id)
         if not row["changed"]:
-            raise FerryError(
-                "X_RUN_STATE",
-                f'run {job_id} of job "{row["name"]}" is {row["state"]}; only {allowed} runs '
-                f"can be {action}",
-                f"check the run with `ferry jobs show {job_id}` first",
-            )
+            raise run_in_wrong_state(job_id, row["name"], row["state"], action, allowed)
         state: JobState = row["state"]
         return state
 

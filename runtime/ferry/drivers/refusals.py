@@ -1,0 +1,25 @@
+"""The introspection refusals every driver (and the CLI) words the same way."""
+
+from __future__ import annotations
+
+from ferry.errors import FerryError
+
+
+def run_not_found(job_id: str) -> FerryError:
+    """``X_RUN_NOT_FOUND`` for an id no run has."""
+    return FerryError(
+        "X_RUN_NOT_FOUND",
+        f"no run has id {job_id!r}",
+        "list runs with `ferry jobs ls --json` and use an id from there",
+    )
+
+
+def run_in_wrong_state(
+    job_id: str, job_name: str, state: str, action: str, allowed: str
+) -> FerryError:
+    """``X_RUN_STATE``: ``action`` (e.g. "retried") applies only to ``allowed`` runs."""
+    return FerryError(
+        "X_RUN_STATE",
+        f'run {job_id} of job "{job_name}" is {state}; only {allowed} runs can be {action}',
+        f"check the run with `ferry jobs show {job_id}` first",
+    )
