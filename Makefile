@@ -3,7 +3,7 @@ VENV  ?= .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: install test lint typecheck demo bench clean envtest chart-crds
+.PHONY: install test test-assets lint typecheck demo bench clean envtest chart-crds
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -14,8 +14,14 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 ## The whole test suite, lint and types included (what CI runs).
-test: install lint
+## The first run also provisions what the browser and Kubernetes tests need: Debian's
+## Chromium, and the control-plane binaries (built once, cached outside the repo).
+test: install lint test-assets
 	$(PY) -m pytest -q
+
+test-assets:
+	bash scripts/install-browser.sh
+	$(MAKE) envtest
 
 lint: install
 	$(VENV)/bin/ruff check runtime operator tests examples bench

@@ -37,7 +37,7 @@ CHROMIUM_ARGS = [
 async def browser() -> AsyncIterator[Browser]:
     """Headless Chromium; skipped only outside CI when it is not installed."""
     if shutil.which(CHROMIUM) is None:
-        reason = f"chromium not found at {CHROMIUM}: run .ci/install-browser"
+        reason = f"chromium not found at {CHROMIUM}: run make test-assets"
         if os.environ.get("CI"):
             pytest.fail(reason)
         pytest.skip(reason)
