@@ -105,6 +105,8 @@ class ClaimedJob:
     run_at_ms: int
     created_at_ms: int
     lease_expires_at_ms: int
+    slot_held: bool = False
+    """The claim already took the run's concurrency slot (so execution need not)."""
 
 
 @dataclass(frozen=True, slots=True)

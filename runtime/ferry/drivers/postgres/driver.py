@@ -359,6 +359,7 @@ def _claimed(row: asyncpg.Record) -> ClaimedJob:
         run_at_ms=row["run_at_ms"],
         created_at_ms=row["created_at_ms"],
         lease_expires_at_ms=row["lease_expires_at_ms"],
+        slot_held=row.get("slot_held", False),
     )
 
 

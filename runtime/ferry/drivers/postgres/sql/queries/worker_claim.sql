@@ -78,6 +78,7 @@ claimed AS (
     RETURNING j.*
 )
 SELECT id::text, name, queue, payload::text, idempotency_key, attempts, max_attempts,
-       tenant, actor, concurrency_key, run_at_ms, created_at_ms, lease_expires_at_ms
+       tenant, actor, concurrency_key, run_at_ms, created_at_ms, lease_expires_at_ms,
+       id::text IN (SELECT holder FROM taken) AS slot_held
 FROM claimed
 ORDER BY claimed.priority DESC, claimed.run_at_ms, claimed.id  -- the bigint, not id::text
