@@ -1,0 +1,170 @@
+"""``python -m bench``: one local PostgreSQL, three queues, one table.
+
+Runs ferry, pgqueuer and procrastinate on the same workloads, each in a fresh database
+on the same server, prints the table and (for a full run) writes it to bench/README.md.
+Workloads run one after the other with the systems interleaved, so a burst of load from
+elsewhere on the machine does not land on one system only. Every workload is bounded in
+count and time; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+from collections import defaultdict
+
+from bench.claim_latency import claim_latency
+from bench.report import Results, SystemFigures, package_versions, render, write_readme
+from bench.server import describe, fresh_database, local_server
+from bench.sizes import FULL, QUICK, Sizes
+from bench.stats import Rate, best_rate
+from bench.systems import SYSTEM_NAMES, System, load_system
+from bench.workloads import end_to_end, enqueue_batch, enqueue_single, wake_latency
+
+
+def _say(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def _in_turn(systems: list[System], run: int) -> list[System]:
+    """The systems in the order run ``run`` measures them: reversed every other run."""
+    return systems if run % 2 == 0 else systems[::-1]
+
+
+async def measure_enqueue(
+    systems: list[System], server_dsn: str, sizes: Sizes, figures: dict[str, SystemFigures]
+) -> None:
+    """(a) single then batch enqueue, each run in a fresh database; the best run counts."""
+    single: dict[str, list[Rate]] = defaultdict(list)
+    batch: dict[str, list[Rate]] = defaultdict(list)
+    for run in range(sizes.enqueue_runs):
+        for system in _in_turn(systems, run):
+            _say(f"{system.name}: (a) enqueue, run {run + 1} of {sizes.enqueue_runs}")
+            async with fresh_database(server_dsn, system.name) as dsn:
+                await system.install(dsn)
+                single[system.name].append(await enqueue_single(system, dsn, sizes.single))
+                batch[system.name].append(
+                    await enqueue_batch(
+                        system, dsn, sizes.batch_total, sizes.batch, first=sizes.single
+                    )
+                )
+    for system in systems:
+        figures[system.name].single = best_rate(single[system.name])
+        figures[system.name].batch = best_rate(batch[system.name])
+
+
+async def measure_end_to_end(
+    systems: list[System], server_dsn: str, sizes: Sizes, figures: dict[str, SystemFigures]
+) -> None:
+    """(b) drains of a pre-filled queue at each concurrency; the best run counts.
+
+    pgqueuer also drains at its big batch size with no concurrency limit (``None``).
+    """
+    rates: dict[tuple[str, int | None], list[Rate]] = defaultdict(list)
+    for run in range(sizes.end_to_end_runs):
+        plans: list[tuple[System, int | None, int | None]] = [
+            (s, c, None) for c in sizes.concurrencies for s in _in_turn(systems, run)
+        ]
+        plans += [(s, None, sizes.pgqueuer_big_batch) for s in systems if s.name == "pgqueuer"]
+        for system, concurrency, batch_size in plans:
+            settings = system.worker_settings(concurrency, batch_size)
+            _say(f"{system.name}: (b) end-to-end, {settings}, run {run + 1}")
+            if run == 0:
+                figures[system.name].settings.append(f"(b) {settings}")
+            rates[system.name, concurrency].append(
+                await end_to_end(
+                    system,
+                    server_dsn,
+                    count=sizes.end_to_end,
+                    concurrency=concurrency,
+                    batch_size=batch_size,
+                    timeout_s=sizes.drain_timeout_s,
+                )
+            )
+    for (name, limit), runs in rates.items():
+        if limit is None:
+            figures[name].big_batch = best_rate(runs)
+        else:
+            figures[name].end_to_end[limit] = best_rate(runs)
+
+
+async def measure_wake(
+    system: System, server_dsn: str, sizes: Sizes, figures: SystemFigures
+) -> None:
+    """(c) enqueue→start latency on an idle worker at the system's default settings."""
+    settings = system.worker_settings(None, None)
+    _say(f"{system.name}: (c) enqueue→start latency, {settings}")
+    figures.wake, figures.wake_complete = await wake_latency(
+        system, server_dsn, samples=sizes.latency_samples, rate=sizes.latency_rate
+    )
+    figures.settings.append(f"(c) {settings}")
+
+
+async def run(names: list[str], sizes: Sizes, *, quick: bool, write: bool) -> None:
+    """Start the server, run every workload on every system, print and record the table."""
+    started = time.perf_counter()
+    load_before = os.getloadavg()[0]
+    systems = [load_system(name) for name in names]
+    figures = {name: SystemFigures() for name in names}
+    with local_server() as server_dsn:
+        server = await describe(server_dsn)
+        _say(f"{server.version} ({server.where}), fsync={server.fsync}")
+        await measure_enqueue(systems, server_dsn, sizes, figures)
+        await measure_end_to_end(systems, server_dsn, sizes, figures)
+        for system in systems:
+            await measure_wake(system, server_dsn, sizes, figures[system.name])
+        claim = None
+        if "ferry" in names:
+            _say(f"ferry: (d) claim latency, empty and with {sizes.retained:,} completed rows")
+            claim = await claim_latency(
+                server_dsn,
+                retained=sizes.retained,
+                samples=sizes.claim_samples,
+                batch=sizes.claim_batch,
+            )
+    results = Results(
+        server=server,
+        sizes=sizes,
+        quick=quick,
+        systems=figures,
+        versions=package_versions(),
+        claim=claim,
+        seconds=time.perf_counter() - started,
+        load=(load_before, os.getloadavg()[0]),
+    )
+    block = render(results)
+    print("\n" + block, flush=True)
+    if write:
+        write_readme(block)
+        _say("wrote the table to bench/README.md")
+
+
+def main() -> None:
+    """Parse the options and run."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument(
+        "--quick", action="store_true", help="small workloads for a smoke check (~1 min)"
+    )
+    parser.add_argument(
+        "--systems",
+        default=",".join(SYSTEM_NAMES),
+        help=f"comma-separated subset of {','.join(SYSTEM_NAMES)} (default: all)",
+    )
+    parser.add_argument(
+        "--no-readme",
+        action="store_true",
+        help="do not write the table to bench/README.md (only a full run of all systems does)",
+    )
+    args = parser.parse_args()
+    names = [s for s in args.systems.split(",") if s]
+    unknown = sorted(set(names) - set(SYSTEM_NAMES))
+    if unknown:
+        parser.error(f"unknown system(s) {', '.join(unknown)}; choose from {SYSTEM_NAMES}")
+    write = not args.quick and not args.no_readme and sorted(names) == sorted(SYSTEM_NAMES)
+    asyncio.run(run(names, QUICK if args.quick else FULL, quick=args.quick, write=write))
+
+
+if __name__ == "__main__":
+    main()

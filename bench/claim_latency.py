@@ -1,0 +1,107 @@
+"""(d) ferry's claim+ack latency on an empty table, then with a million completed rows.
+
+Each round enqueues ``batch`` jobs (untimed), then times one ``claim(limit=batch)`` and
+one ``settle_many`` acking them all: two round trips, the worker's hot path.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+
+import asyncpg
+
+from bench.server import fresh_database
+from bench.stats import Percentiles, percentiles
+from bench.systems.ferry_system import noop
+from ferry import set_job_driver
+from ferry.drivers import postgres_job_driver
+from ferry.drivers.postgres import PostgresJobDriver
+from ferry.drivers.protocol import AckOptions, ClaimOptions
+
+_WORKER_ID = "bench-claimer"
+_LEASE_MS = 30_000
+_WARM_UP_ROUNDS = 5
+
+# Completed history as retention keeps it: finished a while ago, a unique key each.
+# Columns are those of migration 0001; ids come from the identity column.
+_RETAIN_COMPLETED = """
+INSERT INTO ferry.jobs (
+    name, queue, payload, idempotency_key, state, attempts, max_attempts, run_at_ms,
+    result, created_at_ms, updated_at_ms, finished_at_ms
+)
+SELECT 'bench-noop', 'default', jsonb_build_object('n', -g, 't0', 0), 'retained:' || g,
+       'completed', 1, 3, $1 - g, 'null'::jsonb, $1 - g, $1 - g, $1 - g
+FROM generate_series(1, $2::bigint) AS g
+"""
+
+
+@dataclass(frozen=True)
+class ClaimLatency:
+    """Claim+ack latency before and after the completed rows went in."""
+
+    empty: Percentiles
+    retained: Percentiles
+    retained_rows: int
+    insert_seconds: float
+
+
+async def claim_latency(
+    server_dsn: str, *, retained: int, samples: int, batch: int
+) -> ClaimLatency:
+    """On a fresh database: measure, insert ``retained`` completed rows, measure again."""
+    async with fresh_database(server_dsn, "ferry_claim") as dsn:
+        driver = postgres_job_driver(dsn)
+        await driver.open()
+        previous = set_job_driver(driver)
+        try:
+            rounds = _Rounds(driver, batch)
+            empty = await rounds.measure(samples)
+            started = time.perf_counter()
+            await _retain_completed(dsn, retained, driver.clock.now_ms())
+            inserted = time.perf_counter() - started
+            full = await rounds.measure(samples)
+        finally:
+            set_job_driver(previous)
+            await driver.close()
+    return ClaimLatency(empty, full, retained, inserted)
+
+
+async def _retain_completed(dsn: str, rows: int, now_ms: int) -> None:
+    connection = await asyncpg.connect(dsn)
+    try:
+        await connection.execute(_RETAIN_COMPLETED, now_ms - 60_000, rows)
+        # What autovacuum does to rows this old: visibility map and planner statistics.
+        await connection.execute("VACUUM ANALYZE ferry.jobs")
+    finally:
+        await connection.close()
+
+
+class _Rounds:
+    """Timed claim+ack rounds of ``batch`` jobs on one driver."""
+
+    def __init__(self, driver: PostgresJobDriver, batch: int) -> None:
+        self._driver = driver
+        self._batch = batch
+        self._numbers = itertools.count()
+
+    async def measure(self, samples: int) -> Percentiles:
+        """``samples`` timed rounds after a few untimed ones."""
+        for _ in range(_WARM_UP_ROUNDS):
+            await self._round()
+        return percentiles([await self._round() for _ in range(samples)])
+
+    async def _round(self) -> float:
+        await noop.enqueue_many([{"n": next(self._numbers), "t0": 0.0} for _ in range(self._batch)])
+        started = time.perf_counter()
+        claimed = await self._driver.claim(
+            ClaimOptions(worker_id=_WORKER_ID, lease_ms=_LEASE_MS, limit=self._batch)
+        )
+        landed = await self._driver.settle_many(
+            [(run.id, AckOptions(worker_id=_WORKER_ID)) for run in claimed]
+        )
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        if len(claimed) != self._batch or not all(landed):
+            raise RuntimeError(f"claimed {len(claimed)} of {self._batch}, acked {sum(landed)}")
+        return elapsed_ms

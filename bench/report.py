@@ -1,0 +1,292 @@
+"""The side-by-side table, the targets next to ferry's figures, and the README block."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from bench.claim_latency import ClaimLatency
+from bench.server import Server
+from bench.sizes import Sizes
+from bench.stats import Percentiles, Rate
+
+README = Path(__file__).with_name("README.md")
+_BEGIN, _END = "<!-- bench:results:begin -->", "<!-- bench:results:end -->"
+_PACKAGES = ("ferry", "pgqueuer", "procrastinate", "asyncpg", "psycopg")
+_WAKE_P99_CEILING_MS = 10.0
+
+
+@dataclass
+class SystemFigures:
+    """Everything measured for one system."""
+
+    single: Rate | None = None
+    batch: Rate | None = None
+    end_to_end: dict[int, Rate] = field(default_factory=dict)
+    """By worker concurrency, at the system's default settings."""
+    big_batch: Rate | None = None
+    """pgqueuer only: ``Sizes.pgqueuer_big_batch`` and no concurrency limit (its best setting)."""
+    wake: Percentiles | None = None
+    wake_complete: bool = True
+    settings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Results:
+    """One run: where it ran, how big it was, what every system did."""
+
+    server: Server
+    sizes: Sizes
+    quick: bool
+    systems: dict[str, SystemFigures]
+    versions: dict[str, str]
+    claim: ClaimLatency | None = None
+    seconds: float = 0.0
+    load: tuple[float, float] = (0.0, 0.0)
+    """The machine's 1-minute load average before and after the run."""
+
+
+def _rate(rate: Rate | None) -> str:
+    if rate is None:
+        return "—"
+    return f"{rate.per_second:,.0f}" + ("" if rate.complete else "*")
+
+
+def _ms(value: float) -> str:
+    return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+
+
+def _spread(p: Percentiles | None, complete: bool = True) -> str:
+    if p is None:
+        return "—"
+    spread = f"{_ms(p.p50)} / {_ms(p.p95)} / {_ms(p.p99)}"
+    return spread if complete else f"{spread}* ({p.samples} samples)"
+
+
+def _ratio_verdict(ours: float | None, best_peer: float | None, needed: float) -> str:
+    if ours is None or not best_peer:
+        return "n/a"
+    ratio = ours / best_peer
+    return f"{ratio:.2f}× — {'met' if ratio >= needed else 'missed'}"
+
+
+def _best(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return max(present) if present else None
+
+
+def table(results: Results) -> str:
+    """The Markdown table (it reads as well in a terminal as in the README)."""
+    names = list(results.systems)
+    ferry = results.systems.get("ferry")
+    peers = [f for n, f in results.systems.items() if n != "ferry"]
+    sizes = results.sizes
+    header = ["workload", *(f"{n} {results.versions.get(n, '')}" for n in names)]
+    header += ["target (ferry)", "ferry vs target"]
+    rows: list[list[str]] = []
+
+    def row(label: str, cells: list[str], target: str, verdict: str) -> None:
+        rows.append([label, *cells, target, verdict])
+
+    def per_second(rate: Rate | None) -> float | None:
+        return rate.per_second if rate is not None else None
+
+    figures = list(results.systems.values())
+    best_of_a = f", best of {sizes.enqueue_runs}" if sizes.enqueue_runs > 1 else ""
+    best_of_b = f", best of {sizes.end_to_end_runs}" if sizes.end_to_end_runs > 1 else ""
+    row(
+        f"(a) enqueue, single (jobs/s, N={sizes.single:,}{best_of_a})",
+        [_rate(f.single) for f in figures],
+        "—",
+        "—",
+    )
+    row(
+        f"(a) enqueue, batches of {sizes.batch:,} (jobs/s, N={sizes.batch_total:,}{best_of_a})",
+        [_rate(f.batch) for f in figures],
+        "≥ 1.2× better peer",
+        _ratio_verdict(
+            per_second(ferry.batch) if ferry else None,
+            _best([per_second(p.batch) for p in peers]),
+            1.2,
+        ),
+    )
+    for concurrency in sizes.concurrencies:
+        top = concurrency == max(sizes.concurrencies)
+        best_peer = _best(
+            [per_second(p.end_to_end.get(concurrency)) for p in peers]
+            + ([per_second(p.big_batch) for p in peers] if top else [])
+        )
+        row(
+            f"(b) end-to-end no-op, concurrency {concurrency} "
+            f"(jobs/s, {sizes.end_to_end:,} pre-filled{best_of_b})",
+            [_rate(f.end_to_end.get(concurrency)) for f in figures],
+            "≥ 2× better peer" + (" (incl. the row below)" if top else ""),
+            _ratio_verdict(
+                per_second(ferry.end_to_end.get(concurrency)) if ferry else None, best_peer, 2.0
+            ),
+        )
+        if top and any(f.big_batch is not None for f in figures):
+            row(
+                f"(b) … pgqueuer batch_size={sizes.pgqueuer_big_batch}, no concurrency limit",
+                [_rate(f.big_batch) for f in figures],
+                "(peer figure)",
+                "—",
+            )
+    row(
+        f"(c) enqueue→start p50 / p95 / p99 (ms), {sizes.latency_rate:.0f} jobs/s, "
+        f"{sizes.latency_samples} samples",
+        [_spread(f.wake, f.wake_complete) for f in figures],
+        f"p50 ≤ better peer; p99 < {_WAKE_P99_CEILING_MS:.0f} ms",
+        _wake_verdict(ferry, peers),
+    )
+    claim = results.claim
+    if claim is not None:
+
+        def ferry_first(cell: str) -> list[str]:
+            return [cell if n == "ferry" else "—" for n in names]
+
+        row(
+            f"(d) claim+ack of {sizes.claim_batch}, empty table p50 / p99 (ms)",
+            ferry_first(f"{_ms(claim.empty.p50)} / {_ms(claim.empty.p99)}"),
+            "—",
+            "—",
+        )
+        row(
+            f"(d) … with {claim.retained_rows:,} completed rows p50 / p99 (ms)",
+            ferry_first(f"{_ms(claim.retained.p50)} / {_ms(claim.retained.p99)}"),
+            "within 2× of empty",
+            _flat_verdict(claim),
+        )
+    return _markdown([header, *rows])
+
+
+def _wake_verdict(ferry: SystemFigures | None, peers: list[SystemFigures]) -> str:
+    if ferry is None or ferry.wake is None:
+        return "n/a"
+    peer_p50 = [p.wake.p50 for p in peers if p.wake is not None]
+    p50_ok = not peer_p50 or ferry.wake.p50 <= min(peer_p50)
+    p99_ok = ferry.wake.p99 < _WAKE_P99_CEILING_MS
+    parts = [
+        f"p50 {'met' if p50_ok else 'missed'}" if peer_p50 else "p50 n/a",
+        f"p99 {'met' if p99_ok else 'missed'}",
+    ]
+    return ", ".join(parts)
+
+
+def _flat_verdict(claim: ClaimLatency) -> str:
+    p50 = claim.retained.p50 / claim.empty.p50
+    p99 = claim.retained.p99 / claim.empty.p99
+    met = p50 <= 2 and p99 <= 2
+    return f"p50 {p50:.2f}×, p99 {p99:.2f}× — {'met' if met else 'missed'}"
+
+
+def _markdown(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(rows[0]), rule, *(line(r) for r in rows[1:])])
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of the systems and their database clients."""
+    found = {}
+    for name in _PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def environment(results: Results) -> str:
+    """Machine, server, versions and date, as a Markdown list."""
+    server = results.server
+    packages = ", ".join(f"{n} {v}" for n, v in results.versions.items())
+    return "\n".join(
+        [
+            f"- Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; whole run "
+            f"{results.seconds / 60:.1f} min ({'--quick' if results.quick else 'full'})",
+            f"- Machine: {os.cpu_count()} CPUs ({_cpu_model()}), {_memory_gib():.0f} GiB memory, "
+            f"{platform.system()} {platform.release()}; load average "
+            f"{results.load[0]:.1f} before, {results.load[1]:.1f} after",
+            f"- Server: {server.version} ({server.where}), fsync={server.fsync}, "
+            f"synchronous_commit={server.synchronous_commit}; workers and the bench share "
+            "the machine with it",
+            f"- Python {platform.python_version()}; {packages}; ferry source {_revision()}",
+        ]
+    )
+
+
+def footnotes(results: Results) -> str:
+    """How each system's worker was configured, and what a starred figure means."""
+    lines = [f"- {name}: {'; '.join(f.settings)}" for name, f in results.systems.items()]
+    lines.append(
+        f"- `*` stopped at its bound ({results.sizes.drain_timeout_s:.0f} s for a drain) before "
+        "finishing; the figure is the rate over the jobs finished by then."
+    )
+    return "\n".join(lines)
+
+
+def render(results: Results) -> str:
+    """Everything the run prints, and the README block."""
+    return "\n\n".join([environment(results), table(results), footnotes(results)])
+
+
+def write_readme(block: str) -> None:
+    """Replace the results block of ``bench/README.md`` with ``block``."""
+    text = README.read_text(encoding="utf-8")
+    pattern = re.compile(re.escape(_BEGIN) + r".*?" + re.escape(_END), re.S)
+    README.write_text(
+        pattern.sub(lambda _: f"{_BEGIN}\n{block}\n{_END}", text, count=1), encoding="utf-8"
+    )
+
+
+def _revision() -> str:
+    """The git commit ferry was measured at, marked when the working tree had changes."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "runtime"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{head} + uncommitted changes" if dirty else head
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _memory_gib() -> float:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return 0.0

@@ -1,0 +1,74 @@
+"""How big each workload is: the full run and the ``--quick`` smoke check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Counts and time bounds of every workload."""
+
+    single: int
+    """(a) jobs enqueued one per round trip."""
+    batch_total: int
+    """(a) jobs enqueued through the batch API ..."""
+    batch: int
+    """... in batches of this many."""
+    enqueue_runs: int
+    """(a) runs of both enqueue workloads per system (the fastest is reported)."""
+    end_to_end: int
+    """(b) jobs pre-filled and drained by one worker process."""
+    concurrencies: tuple[int, ...]
+    """(b) the worker concurrencies measured."""
+    end_to_end_runs: int
+    """(b) drains per system and setting (the fastest is reported)."""
+    pgqueuer_big_batch: int
+    """(b) pgqueuer also runs at this batch size (default 10) with no concurrency limit."""
+    latency_samples: int
+    """(c) jobs enqueued one by one on an idle worker ..."""
+    latency_rate: float
+    """... at this many per second."""
+    retained: int
+    """(d) completed rows inserted before the second claim-latency measurement."""
+    claim_samples: int
+    """(d) timed claim+ack rounds per table state."""
+    claim_batch: int
+    """(d) jobs per claim+ack round."""
+    drain_timeout_s: float
+    """(b) a drain stops after this long and reports what it finished."""
+
+
+FULL = Sizes(
+    single=2_000,
+    batch_total=20_000,
+    batch=1_000,
+    enqueue_runs=3,
+    end_to_end=20_000,
+    concurrencies=(1, 32),
+    end_to_end_runs=2,
+    pgqueuer_big_batch=100,
+    latency_samples=600,
+    latency_rate=50.0,
+    retained=1_000_000,
+    claim_samples=300,
+    claim_batch=100,
+    drain_timeout_s=45.0,
+)
+
+QUICK = Sizes(
+    single=200,
+    batch_total=2_000,
+    batch=500,
+    enqueue_runs=1,
+    end_to_end=2_000,
+    concurrencies=(1, 32),
+    end_to_end_runs=1,
+    pgqueuer_big_batch=100,
+    latency_samples=100,
+    latency_rate=50.0,
+    retained=50_000,
+    claim_samples=20,
+    claim_batch=100,
+    drain_timeout_s=20.0,
+)

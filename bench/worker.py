@@ -1,0 +1,127 @@
+"""The worker process: one system's own worker on a no-op job, measured from inside.
+
+Run by the orchestrator as ``python -m bench.worker SYSTEM DSN MODE ...``; it prints
+``READY`` once the worker listens, then one JSON line with what it measured:
+
+* ``drain``: the queue is pre-filled with ``--count`` jobs; the clock runs from the
+  first job body to the moment the system reports every job settled;
+* ``latency``: every body records now minus its payload's enqueue instant, until
+  ``--count`` bodies ran.
+
+Both stop by themselves after ``--timeout`` seconds, reporting what they got by then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+import time
+from asyncio import FIRST_COMPLETED
+
+import asyncpg
+
+from bench.systems import SYSTEM_NAMES, load_system
+
+_SETTLE_POLL_S = 0.01
+_STOP_TIMEOUT_S = 30.0
+
+
+class Tally:
+    """What the job bodies reported: how many ran, when the first did, their latencies."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+        self.count = 0
+        self.first_at: float | None = None
+        self.latencies_ms: list[float] = []
+        self.all_ran = asyncio.Event()
+
+    def on_job(self, n: int, t0: float) -> None:
+        """Called by each body with its payload; warm-up jobs (``n < 0``) are not counted."""
+        now = time.time()
+        if n < 0:
+            return
+        if self.first_at is None:
+            self.first_at = time.perf_counter()
+        self.latencies_ms.append((now - t0) * 1000)
+        self.count += 1
+        if self.count >= self.expected:
+            self.all_ran.set()
+
+
+async def measure(args: argparse.Namespace) -> dict[str, object]:
+    """Run the worker in the background and measure ``args.mode``; stops it before returning."""
+    system = load_system(args.system)
+    tally = Tally(args.count)
+    ready, stop = asyncio.Event(), asyncio.Event()
+    working = asyncio.create_task(
+        system.work(
+            args.dsn,
+            concurrency=args.concurrency,
+            batch_size=args.batch_size,
+            on_job=tally.on_job,
+            ready=ready,
+            stop=stop,
+        )
+    )
+    deadline = time.perf_counter() + args.timeout
+    listening = asyncio.create_task(ready.wait())
+    # A worker that fails to start ends `working`: report its error instead of waiting out
+    # the whole bound for a READY that never comes.
+    await asyncio.wait({listening, working}, timeout=args.timeout, return_when=FIRST_COMPLETED)
+    if not ready.is_set():
+        listening.cancel()
+        if working.done():
+            working.result()
+        raise TimeoutError(f"{args.system} worker did not start listening in {args.timeout} s")
+    print("READY", flush=True)
+    result: dict[str, object]
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(tally.all_ran.wait(), timeout=deadline - time.perf_counter())
+    if args.mode == "drain":
+        settled = tally.all_ran.is_set() and await _settled(
+            args.dsn, system.unsettled_query, deadline
+        )
+        ended = time.perf_counter()
+        started = tally.first_at if tally.first_at is not None else ended
+        result = {"jobs": tally.count, "seconds": ended - started, "complete": settled}
+    else:
+        result = {"latencies_ms": tally.latencies_ms, "complete": tally.all_ran.is_set()}
+    stop.set()
+    await asyncio.wait_for(working, timeout=_STOP_TIMEOUT_S)
+    return result
+
+
+async def _settled(dsn: str, unsettled_query: str, deadline: float) -> bool:
+    """Poll until the system counts no unfinished job; False if the deadline passes first."""
+    connection = await asyncpg.connect(dsn)
+    try:
+        while time.perf_counter() < deadline:
+            if await connection.fetchval(unsettled_query) == 0:
+                return True
+            await asyncio.sleep(_SETTLE_POLL_S)
+    finally:
+        await connection.close()
+    return False
+
+
+def main() -> None:
+    """Parse the orchestrator's arguments, measure, print the JSON line."""
+    parser = argparse.ArgumentParser(prog="python -m bench.worker")
+    parser.add_argument("system", choices=SYSTEM_NAMES)
+    parser.add_argument("dsn")
+    parser.add_argument("mode", choices=("drain", "latency"))
+    parser.add_argument("--count", type=int, required=True)
+    parser.add_argument("--concurrency", type=int, default=None)
+    parser.add_argument("--batch-size", type=int, default=None)
+    parser.add_argument("--timeout", type=float, required=True)
+    args = parser.parse_args()
+    result = asyncio.run(measure(args))
+    sys.stdout.write(json.dumps(result) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""Workloads (a)–(c), the same for every system, each in a fresh database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from typing import IO, Any
+
+from bench.server import fresh_database
+from bench.stats import Percentiles, Rate, percentiles
+from bench.systems import Payload, Producer, System
+
+_WARM_UP = 20
+_PREFILL_BATCH = 1_000
+_EXIT_GRACE_S = 60.0
+
+
+def _payload(n: int) -> Payload:
+    return {"n": n, "t0": time.time()}
+
+
+async def _warm_up(producer: Producer) -> None:
+    """Open connections and prepare statements before the clock starts (keys never reused)."""
+    for n in range(_WARM_UP):
+        await producer.enqueue(_payload(-1 - n))
+
+
+async def enqueue_single(system: System, dsn: str, count: int) -> Rate:
+    """(a) ``count`` enqueues, one per round trip, one after the other."""
+    producer = await system.producer(dsn)
+    try:
+        await _warm_up(producer)
+        started = time.perf_counter()
+        for n in range(count):
+            await producer.enqueue(_payload(n))
+        return Rate(count / (time.perf_counter() - started))
+    finally:
+        await producer.close()
+
+
+async def enqueue_batch(system: System, dsn: str, total: int, batch: int, first: int) -> Rate:
+    """(a) ``total`` enqueues through the system's batch API, ``batch`` per call."""
+    producer = await system.producer(dsn)
+    try:
+        await _warm_up(producer)
+        started = time.perf_counter()
+        for offset in range(0, total, batch):
+            size = min(batch, total - offset)
+            await producer.enqueue_batch([_payload(first + offset + i) for i in range(size)])
+        return Rate(total / (time.perf_counter() - started))
+    finally:
+        await producer.close()
+
+
+async def end_to_end(
+    system: System,
+    server_dsn: str,
+    *,
+    count: int,
+    concurrency: int | None,
+    batch_size: int | None,
+    timeout_s: float,
+) -> Rate:
+    """(b) Pre-fill ``count`` no-op jobs, then one worker process drains them."""
+    async with fresh_database(server_dsn, system.name) as dsn:
+        await system.install(dsn)
+        producer = await system.producer(dsn)
+        try:
+            for offset in range(0, count, _PREFILL_BATCH):
+                size = min(_PREFILL_BATCH, count - offset)
+                await producer.enqueue_batch([_payload(offset + i) for i in range(size)])
+        finally:
+            await producer.close()
+        worker = WorkerProcess(system, dsn, "drain", count, concurrency, batch_size, timeout_s)
+        await worker.start()
+        result = await worker.result()
+    jobs, seconds = int(result["jobs"]), float(result["seconds"])
+    return Rate(jobs / seconds if seconds > 0 else 0.0, bool(result["complete"]))
+
+
+async def wake_latency(
+    system: System, server_dsn: str, *, samples: int, rate: float
+) -> tuple[Percentiles, bool]:
+    """(c) Enqueue one job every ``1/rate`` s to an idle worker; enqueue→start latency."""
+    async with fresh_database(server_dsn, system.name) as dsn:
+        await system.install(dsn)
+        producer = await system.producer(dsn)
+        try:
+            await _warm_up(producer)
+            worker = WorkerProcess(system, dsn, "latency", samples, None, None, samples / rate + 30)
+            await worker.start()
+            started = time.perf_counter()
+            for n in range(samples):
+                await asyncio.sleep(max(0.0, started + n / rate - time.perf_counter()))
+                await producer.enqueue(_payload(n))
+            result = await worker.result()
+        finally:
+            await producer.close()
+    latencies = [float(v) for v in result["latencies_ms"]]
+    return percentiles(latencies), bool(result["complete"])
+
+
+class WorkerProcess:
+    """``python -m bench.worker`` for one system: started, awaited until READY, read."""
+
+    def __init__(
+        self,
+        system: System,
+        dsn: str,
+        mode: str,
+        count: int,
+        concurrency: int | None,
+        batch_size: int | None,
+        timeout_s: float,
+    ) -> None:
+        self._argv = [
+            sys.executable,
+            "-m",
+            "bench.worker",
+            system.name,
+            dsn,
+            mode,
+            f"--count={count}",
+            f"--timeout={timeout_s}",
+        ]
+        if concurrency is not None:
+            self._argv.append(f"--concurrency={concurrency}")
+        if batch_size is not None:
+            self._argv.append(f"--batch-size={batch_size}")
+        self._timeout_s = timeout_s
+        # Lives as long as the process; read only to explain a failure, closed in result().
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
+        self._process: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        """Spawn the worker and return once it listens."""
+        self._process = await asyncio.create_subprocess_exec(
+            *self._argv, stdout=asyncio.subprocess.PIPE, stderr=self._stderr
+        )
+        line = await self._line()
+        if line != "READY":
+            raise self._failed(f"expected READY, got {line!r}")
+
+    async def result(self) -> dict[str, Any]:
+        """The worker's JSON line, once it has stopped by itself."""
+        line = await self._line()
+        assert self._process is not None
+        await asyncio.wait_for(self._process.wait(), timeout=_EXIT_GRACE_S)
+        if self._process.returncode != 0 or not line:
+            raise self._failed(f"exited with {self._process.returncode}")
+        self._stderr.close()
+        parsed: dict[str, Any] = json.loads(line)
+        return parsed
+
+    async def _line(self) -> str:
+        assert self._process is not None and self._process.stdout is not None
+        try:
+            raw = await asyncio.wait_for(
+                self._process.stdout.readline(), timeout=self._timeout_s + _EXIT_GRACE_S
+            )
+        except TimeoutError:
+            self._process.kill()
+            raise self._failed("did not answer in time") from None
+        return raw.decode().strip()
+
+    def _failed(self, what: str) -> RuntimeError:
+        self._stderr.seek(0)
+        tail = self._stderr.read().decode(errors="replace")[-2_000:]
+        return RuntimeError(f"{' '.join(self._argv[3:6])}: worker {what}\n{tail}")
