@@ -13,7 +13,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -70,11 +70,14 @@ async def execute_job(
     resolve: Callable[[str], JobDefinition[Any, Any] | None] = resolve_job,
     timeout_grace_ms: int = DEFAULT_TIMEOUT_GRACE_MS,
     heartbeat_interval_ms: int | None = None,
+    settler: Settler | None = None,
 ) -> ExecutionReport:
-    """Run one claimed attempt to a verdict and settle it through the driver."""
+    """Run one claimed attempt to a verdict and settle it through the driver (or through
+    ``settler``, e.g. a worker's batch that settles many runs in one statement)."""
     run = _Execution(
         claimed,
         driver=driver,
+        settler=settler or driver,
         worker_id=worker_id,
         lease_ms=lease_ms,
         parent_signal=parent_signal,
@@ -89,12 +92,22 @@ async def execute_job(
     return report
 
 
+class Settler(Protocol):
+    """Where an attempt's verdict lands: the driver's ``ack``/``nack`` (fenced, answering
+    whether it landed)."""
+
+    async def ack(self, job_id: str, options: AckOptions) -> bool: ...
+
+    async def nack(self, job_id: str, options: NackOptions) -> bool: ...
+
+
 class _Execution:
     def __init__(
         self,
         claimed: ClaimedJob,
         *,
         driver: JobDriver,
+        settler: Settler,
         worker_id: str,
         lease_ms: int,
         parent_signal: AbortSignal | None,
@@ -104,6 +117,7 @@ class _Execution:
     ) -> None:
         self.claimed = claimed
         self.driver = driver
+        self.settler = settler
         self.clock = driver.clock
         self.worker_id = worker_id
         self.lease_ms = lease_ms
@@ -246,7 +260,7 @@ class _Execution:
                 result = to_json(body.result(), what=f'job "{definition.name}" result')
             except FerryError as not_json:
                 return await self._failed(definition, parsed, not_json)
-            landed = await self.driver.ack(
+            landed = await self.settler.ack(
                 self.claimed.id,
                 AckOptions(self.worker_id, result, self._elapsed(), self.attempt.progress),
             )
@@ -338,7 +352,7 @@ class _Execution:
             "deferred": "deferred",
             "cancelled": "cancelled",
         }[outcome]
-        landed = await self.driver.nack(
+        landed = await self.settler.nack(
             self.claimed.id,
             NackOptions(
                 worker_id=self.worker_id,

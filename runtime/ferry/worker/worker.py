@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 from ferry.drivers.protocol import ClaimedJob, ClaimOptions, JobDriver
 from ferry.errors import FerryError
 from ferry.jobs.declaration import JobDefinition, JobHandle, declared_jobs
-from ferry.jobs.execute import execute_job, unenforceable
+from ferry.jobs.execute import Settler, execute_job, unenforceable
 from ferry.jobs.facade import current_job_driver
 from ferry.jobs.observer import ExecutionObserver, ExecutionReport
 from ferry.jobs.signal import AbortSignal
@@ -29,6 +29,7 @@ from ferry.metrics.catalog import WorkerMetrics
 from ferry.worker.drain import Drain
 from ferry.worker.identity import new_worker_id
 from ferry.worker.queue_depth import sample_queue_depth
+from ferry.worker.settle_batch import BatchSettlingDriver, SettleBatch
 
 logger = logging.getLogger("ferry.worker")
 
@@ -101,6 +102,7 @@ class JobWorker:
         self._teardown: asyncio.Task[None] | None = None
         self._by_name: dict[str, JobDefinition[Any, Any]] = {}
         self._limits: dict[str, int] = {}
+        self._settler: Settler | None = None
 
     @property
     def driver(self) -> JobDriver:
@@ -132,7 +134,10 @@ class JobWorker:
             for d in capped
             if d.concurrency is not None and d.concurrency.when_busy == "wait"
         }
-        wake = self.driver.wake()
+        driver = self.driver
+        if isinstance(driver, BatchSettlingDriver):
+            self._settler = SettleBatch(driver.settle_many)
+        wake = driver.wake()
         if self.metrics is not None:
             self.metrics.serve_queues(self.queues or sorted({d.queue for d in definitions}))
             self.metrics.follow_wake(lambda: wake.healthy)
@@ -296,6 +301,7 @@ class JobWorker:
                 observer=self.observer,
                 resolve=self._by_name.get,
                 heartbeat_interval_ms=self.heartbeat_interval_ms,
+                settler=self._settler,
             ),
             name=f"ferry-run-{run.id}",
         )

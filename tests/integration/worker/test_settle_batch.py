@@ -1,0 +1,42 @@
+"""Group commit of settles: a burst of acks lands in few statements, each answered right."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from ferry.clock import FrozenClock
+from ferry.drivers.postgres import postgres_job_driver
+from ferry.drivers.protocol import AckOptions, ClaimOptions, EnqueueRequest, NackOptions
+from ferry.worker.settle_batch import Settle, SettleBatch
+
+
+async def test_a_burst_of_settles_rides_in_few_statements_and_each_answer_is_its_own(
+    postgres_dsn: str, pg_schema: str
+) -> None:
+    driver = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=FrozenClock())
+    try:
+        await driver.enqueue_many(
+            [EnqueueRequest("batch.job", "default", {"n": n}, f"k{n}", 3) for n in range(40)]
+        )
+        claimed = await driver.claim(ClaimOptions("w1", 30_000, limit=40))
+        statements: list[int] = []
+
+        async def counted(settles: Sequence[Settle]) -> list[bool]:
+            statements.append(len(settles))
+            return await driver.settle_many(settles)
+
+        batch = SettleBatch(counted)
+        lone = await batch.ack(claimed[0].id, AckOptions("w1"))
+        assert lone is True and statements == [1], "a lone settle goes out at once"
+        answers = await asyncio.gather(
+            *[batch.ack(run.id, AckOptions("w1")) for run in claimed[1:30]],
+            *[batch.nack(run.id, NackOptions("w1", "retry")) for run in claimed[30:]],
+            batch.ack(claimed[0].id, AckOptions("w1")),  # already settled: must answer False
+        )
+        assert answers == [True] * 39 + [False]
+        assert sum(statements[1:]) == 40 and len(statements) <= 3
+        stats = {s.queue: s for s in await driver.stats()}["default"].counts
+        assert (stats["completed"], stats["queued"]) == (30, 10)
+    finally:
+        await driver.close()
