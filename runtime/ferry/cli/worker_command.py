@@ -13,7 +13,9 @@ from ferry.cli.database import open_driver
 from ferry.cli.envelope import Outcome
 from ferry.cli.process_options import add_process_options
 from ferry.cli.roles import register_role
+from ferry.errors import FerryError
 from ferry.jobs.facade import set_job_driver
+from ferry.jobs.policy import Caps
 from ferry.logs import configure_logging
 from ferry.metrics import (
     WorkerMetrics,
@@ -30,11 +32,45 @@ def worker_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drain-seconds", type=float, default=float(env("DRAIN_SECONDS", 30)))
     parser.add_argument("--lease-seconds", type=float, default=float(env("LEASE_SECONDS", 30)))
     parser.add_argument(
+        "--tenant-cap",
+        type=int,
+        default=_int_or_none(env("TENANT_CAP")),
+        help="most runs one tenant may have running across the fleet",
+    )
+    parser.add_argument(
+        "--queue-caps",
+        default=env("QUEUE_CAPS"),
+        help="most runs running per queue across the fleet, e.g. default=20,mail=5",
+    )
+    parser.add_argument(
+        "--total-cap",
+        type=int,
+        default=_int_or_none(env("TOTAL_CAP")),
+        help="most runs running across the fleet in total",
+    )
+    parser.add_argument(
         "--heartbeat-seconds",
         type=float,
         default=float(env("HEARTBEAT_SECONDS", 0)) or None,
         help="lease renewal interval (default: a third of --lease-seconds)",
     )
+
+
+def caps_from(args: argparse.Namespace) -> Caps | None:
+    """The fleet caps the flags (or ``TENANT_CAP``, ``QUEUE_CAPS``, ``TOTAL_CAP``) name."""
+    per_queue: dict[str, int] = {}
+    for item in filter(None, (args.queue_caps or "").split(",")):
+        queue, _, limit = item.partition("=")
+        if not queue or not limit.isdigit():
+            raise FerryError(
+                "X_INVARIANT",
+                f"--queue-caps item {item!r} is not queue=limit",
+                "write it as --queue-caps default=20,mail=5",
+            )
+        per_queue[queue.strip()] = int(limit)
+    if args.tenant_cap is None and args.total_cap is None and not per_queue:
+        return None
+    return Caps(per_tenant=args.tenant_cap, per_queue=per_queue, total=args.total_cap)
 
 
 async def run_worker(args: argparse.Namespace) -> Outcome:
@@ -54,6 +90,7 @@ async def run_worker(args: argparse.Namespace) -> Outcome:
             heartbeat_interval_ms=heartbeat_ms,
             drain_seconds=args.drain_seconds,
             metrics=metrics,
+            caps=caps_from(args),
         )
         server = start_metrics_server(
             args.metrics_port, args.loop_lag_budget_seconds, registry=metrics.registry
@@ -74,3 +111,7 @@ def register(subparsers: Any) -> None:
 
 
 register_role("worker", worker_options, run_worker)
+
+
+def _int_or_none(text: str | None) -> int | None:
+    return int(text) if text else None

@@ -31,6 +31,7 @@ from ferry.jobs.declaration import JobDefinition, Settled
 from ferry.jobs.heartbeat import Heartbeat
 from ferry.jobs.observer import ExecutionObserver, ExecutionOutcome, ExecutionReport
 from ferry.jobs.payload import to_json
+from ferry.jobs.policy import Caps
 from ferry.jobs.registry import resolve_job
 from ferry.jobs.signal import AbortSignal
 from ferry.jobs.step import Parked, Step
@@ -71,6 +72,7 @@ async def execute_job(
     timeout_grace_ms: int = DEFAULT_TIMEOUT_GRACE_MS,
     heartbeat_interval_ms: int | None = None,
     settler: Settler | None = None,
+    caps: Caps | None = None,
 ) -> ExecutionReport:
     """Run one claimed attempt to a verdict and settle it through the driver (or through
     ``settler``, e.g. a worker's batch that settles many runs in one statement)."""
@@ -84,6 +86,7 @@ async def execute_job(
         observer=observer or ExecutionObserver(),
         timeout_grace_ms=timeout_grace_ms,
         heartbeat_interval_ms=heartbeat_interval_ms or max(lease_ms // 3, 1),
+        caps=caps,
     )
     with execution_span(claimed) as record_outcome:
         report = await run.execute(resolve(claimed.name))
@@ -114,6 +117,7 @@ class _Execution:
         observer: ExecutionObserver,
         timeout_grace_ms: int,
         heartbeat_interval_ms: int,
+        caps: Caps | None,
     ) -> None:
         self.claimed = claimed
         self.driver = driver
@@ -125,6 +129,7 @@ class _Execution:
         self.observer = observer
         self.timeout_grace_ms = timeout_grace_ms
         self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.caps = caps
         self.started_ms = self.clock.now_ms()
         self.attempt = _Attempt()
 
@@ -156,7 +161,31 @@ class _Execution:
                 if busy.outcome == "dead":
                     await self._settled(definition, busy, parsed, None)
                 return busy
+        if self.caps is not None:
+            capped = await self._take_caps(self.caps)
+            if capped is not None:
+                return capped
         return await self._run_body(definition, parsed)
+
+    async def _take_caps(self, caps: Caps) -> ExecutionReport | None:
+        """None when every cap has room; otherwise the run is deferred, uncounted. The
+        deferring settle gives back whatever slots this run took before the full one."""
+        claimed = self.claimed
+        slots = caps.slots_for(tenant=claimed.tenant, queue=claimed.queue)
+        leases = self.driver.leases
+        for key, limit in slots:
+            if leases is None or not await leases.acquire(
+                key, holder=claimed.id, limit=limit, ttl_ms=self.lease_ms
+            ):
+                error = FerryError(
+                    "X_CAP_REACHED",
+                    f'run {claimed.id} of job "{claimed.name}" waits: cap "{key}" already '
+                    f"holds {limit} running run(s)",
+                    "nothing to fix — it runs when the cap has room; raise the cap if it "
+                    "is too tight",
+                )
+                return await self._nack("deferred", error, self.clock.now_ms() + BUSY_RETRY_MS)
+        return None
 
     async def _take_slot(
         self, definition: JobDefinition[Any, Any], key: str

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
@@ -81,3 +81,41 @@ class Concurrency(Generic[InputT]):
                 f"Concurrency(when_busy={self.when_busy!r}) is not a policy",
                 'use when_busy="wait" (defer) or when_busy="fail"',
             )
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    """Fleet-wide caps on running runs, across every job: per tenant, per queue, in total.
+
+    They are the worker fleet's policy, not a job's: give every worker of a fleet the same
+    caps (one Deployment's env does). A run over a cap is deferred with a later ``run_at``,
+    attempt uncounted — never dropped. A run without a tenant counts toward no tenant cap.
+    """
+
+    per_tenant: int | None = None
+    per_queue: Mapping[str, int] = field(default_factory=dict)
+    total: int | None = None
+
+    def __post_init__(self) -> None:
+        limits = {"per_tenant": self.per_tenant, "total": self.total}
+        limits.update({f"per_queue[{q!r}]": n for q, n in self.per_queue.items()})
+        for what, limit in limits.items():
+            if limit is not None and (
+                isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+            ):
+                raise FerryError(
+                    "X_INVARIANT",
+                    f"Caps({what}={limit!r}) must be a whole number of at least 1",
+                    "leave a cap out for no cap, or give the most runs it may hold at once",
+                )
+
+    def slots_for(self, *, tenant: str | None, queue: str) -> list[tuple[str, int]]:
+        """The ``(lease key, limit)`` pairs a run of ``tenant`` on ``queue`` must hold."""
+        slots: list[tuple[str, int]] = []
+        if self.per_tenant is not None and tenant is not None:
+            slots.append((f"cap:tenant:{tenant}", self.per_tenant))
+        if queue in self.per_queue:
+            slots.append((f"cap:queue:{queue}", self.per_queue[queue]))
+        if self.total is not None:
+            slots.append(("cap:total", self.total))
+        return slots

@@ -10,11 +10,10 @@ instead of spinning.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Awaitable
 from dataclasses import dataclass
 
+from ferry._aio import first_of
 from ferry._duration import Duration, to_ms
 from ferry.errors import FerryError
 from ferry.outbox.entry import OutboxPublisher, OutboxStore
@@ -109,20 +108,8 @@ class OutboxRelay:
                 logger.error(
                     "outbox.relay.pass.failed", extra={"error": repr(error)}, exc_info=error
                 )
-                await _first_of(stop.wait(), clock.sleep_ms(ERROR_BACKOFF_MS))
+                await first_of(stop.wait(), clock.sleep_ms(ERROR_BACKOFF_MS))
                 continue
             if done.claimed < self.batch:
-                await _first_of(stop.wait(), wake.wait(wake.idle_poll_ms))
+                await first_of(stop.wait(), wake.wait(wake.idle_poll_ms))
         logger.info("outbox.relay.stopped", extra={"relay_id": self.relay_id})
-
-
-async def _first_of(*awaitables: Awaitable[object]) -> None:
-    """Wait until the first of ``awaitables`` finishes, cancelling the rest."""
-    tasks = [asyncio.ensure_future(a) for a in awaitables]
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task

@@ -24,6 +24,7 @@ from ferry.jobs.declaration import JobDefinition, JobHandle, declared_jobs
 from ferry.jobs.execute import Settler, execute_job, unenforceable
 from ferry.jobs.facade import current_job_driver
 from ferry.jobs.observer import ExecutionObserver, ExecutionReport
+from ferry.jobs.policy import Caps
 from ferry.jobs.signal import AbortSignal
 from ferry.metrics.catalog import WorkerMetrics
 from ferry.worker.drain import Drain
@@ -70,6 +71,7 @@ class JobWorker:
         observer: ExecutionObserver | None = None,
         metrics: WorkerMetrics | None = None,
         stats_interval_ms: int = DEFAULT_STATS_INTERVAL_MS,
+        caps: Caps | None = None,
     ) -> None:
         if concurrency < 1:
             raise FerryError(
@@ -78,6 +80,7 @@ class JobWorker:
                 "pass concurrency=1 or more (--concurrency)",
             )
         self._driver = driver
+        self.caps = caps
         self._definitions: list[JobDefinition[Any, Any]] | None = (
             [handle.definition for handle in jobs] if jobs is not None else None
         )
@@ -127,6 +130,8 @@ class JobWorker:
         capped = [d for d in definitions if d.concurrency is not None]
         if capped and self.driver.leases is None:
             raise unenforceable(sorted(d.name for d in capped), self.driver.name)
+        if self.caps is not None and self.driver.leases is None:
+            raise unenforceable(["(the worker's tenant/queue/total caps)"], self.driver.name)
         # Only "wait" caps are skipped at claim time: a when_busy="fail" run must be claimed
         # to fail fast with X_CONCURRENCY_BUSY, as it declared.
         self._limits = {
@@ -302,6 +307,7 @@ class JobWorker:
                 resolve=self._by_name.get,
                 heartbeat_interval_ms=self.heartbeat_interval_ms,
                 settler=self._settler,
+                caps=self.caps,
             ),
             name=f"ferry-run-{run.id}",
         )

@@ -244,8 +244,7 @@ class MemoryJobDriver:
         run.lease_expires_at_ms = now + options.lease_ms
         run.progress = options.progress or run.progress
         run.updated_at_ms = now
-        if run.concurrency_key is not None:
-            self._leases.extend(run.concurrency_key, run.id, now + options.lease_ms)
+        self._leases.extend_holder(run.id, now + options.lease_ms)
         if run.cancel_requested_at_ms is not None and options.on_cancel_requested is not None:
             options.on_cancel_requested()
         return True
@@ -280,8 +279,7 @@ class MemoryJobDriver:
         run.locked_by = None
         run.lease_expires_at_ms = None
         run.updated_at_ms = now
-        if run.concurrency_key is not None:
-            self._leases.release_now(run.concurrency_key, run.id)
+        self._leases.release_holder(run.id)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -358,18 +356,21 @@ class MemoryLeaseStore:
         return True
 
     async def release(self, key: str, *, holder: str) -> None:
-        self.release_now(key, holder)
+        self._slots.get(key, {}).pop(holder, None)
 
     async def holders(self, key: str) -> Sequence[str]:
         return sorted(self._live(key, self._clock.now_ms()))
 
-    def release_now(self, key: str, holder: str) -> None:
-        self._slots.get(key, {}).pop(holder, None)
+    def release_holder(self, holder: str) -> None:
+        """Give back every slot ``holder`` holds (a settled run's key and caps)."""
+        for slots in self._slots.values():
+            slots.pop(holder, None)
 
-    def extend(self, key: str, holder: str, expires_at_ms: int) -> None:
-        slots = self._slots.get(key)
-        if slots is not None and holder in slots:
-            slots[holder] = expires_at_ms
+    def extend_holder(self, holder: str, expires_at_ms: int) -> None:
+        """Extend every slot ``holder`` holds to ``expires_at_ms``."""
+        for slots in self._slots.values():
+            if holder in slots:
+                slots[holder] = expires_at_ms
 
     def _live(self, key: str, now: int) -> dict[str, int]:
         return {h: exp for h, exp in self._slots.get(key, {}).items() if exp > now}

@@ -158,18 +158,7 @@ class PostgresJobDriver:
         ]
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
-        pool = await self._db.pool()
-        now = self._clock.now_ms()
-        rows = await pool.fetch(
-            self._db.queries["claim"],
-            options.worker_id,
-            now,
-            now + options.lease_ms,
-            max(options.limit, 0),
-            list(options.queues) if options.queues is not None else None,
-            list(options.names) if options.names is not None else None,
-        )
-        return [_claimed(row) for row in rows]
+        return await self._claim("claim", options)
 
     async def claim_within_limits(
         self, options: ClaimOptions, limits: Mapping[str, int]
@@ -178,18 +167,20 @@ class PostgresJobDriver:
 
         Runs whose key is full are skipped, never claimed to be deferred (``worker_claim``).
         """
+        return await self._claim("worker_claim", options, list(limits), list(limits.values()))
+
+    async def _claim(self, query: str, options: ClaimOptions, *extra: object) -> list[ClaimedJob]:
         pool = await self._db.pool()
         now = self._clock.now_ms()
         rows = await pool.fetch(
-            self._db.queries["worker_claim"],
+            self._db.queries[query],
             options.worker_id,
             now,
             now + options.lease_ms,
             max(options.limit, 0),
             list(options.queues) if options.queues is not None else None,
             list(options.names) if options.names is not None else None,
-            list(limits),
-            list(limits.values()),
+            *extra,
         )
         return [_claimed(row) for row in rows]
 

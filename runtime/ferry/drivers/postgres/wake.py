@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
 import asyncpg
 
+from ferry._aio import first_of
 from ferry.clock import Clock
 from ferry.drivers.postgres.database import ListenConnection
 
@@ -83,7 +84,7 @@ class QueueWake:
             self._unseen = False
             return True
         arrived = self._arrived
-        await _first_of(arrived.wait(), self._clock.sleep_ms(timeout_ms))
+        await first_of(arrived.wait(), self._clock.sleep_ms(timeout_ms))
         if arrived.is_set():
             self._unseen = False
             return True
@@ -136,7 +137,7 @@ class QueueWake:
     async def _watch(self, connection: ListenConnection, lost: asyncio.Event) -> None:
         """Return when the session drops; raise when it stops answering a probe."""
         while not lost.is_set():
-            await _first_of(lost.wait(), self._clock.sleep_ms(PROBE_INTERVAL_MS))
+            await first_of(lost.wait(), self._clock.sleep_ms(PROBE_INTERVAL_MS))
             if not lost.is_set():
                 await connection.execute("SELECT 1", timeout=_PROBE_TIMEOUT_S)
 
@@ -157,13 +158,3 @@ async def _unlisten(
     if not connection.is_closed():
         with contextlib.suppress(OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
             await connection.remove_listener(channel, callback)
-
-
-async def _first_of(*awaitables: Awaitable[object]) -> None:
-    """Wait until the first of ``awaitables`` finishes, cancelling the rest."""
-    tasks = [asyncio.ensure_future(a) for a in awaitables]
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()

@@ -2,7 +2,8 @@
 -- landed, and whether an operator asked to cancel the run meanwhile (the lease is still
 -- renewed: the worker aborts the body and settles the run itself).
 -- $1 run id, $2 worker, $3 now, $5/$6 progress (NULL: unchanged).
--- The run's concurrency slot is extended with it, so a long run keeps its slot.
+-- Every slot the run holds (concurrency key and caps) is extended with it, so a long run
+-- keeps its slots.
 WITH renewed AS (
     UPDATE {schema}.jobs
     SET lease_expires_at_ms = $4,
@@ -16,7 +17,7 @@ extended AS (
     UPDATE {schema}.lease_slots AS s
     SET expires_at_ms = $4
     FROM renewed
-    WHERE s.key = renewed.concurrency_key AND s.holder = renewed.id::text
+    WHERE s.holder = renewed.id::text
 )
 SELECT EXISTS (SELECT FROM renewed) AS landed,
        EXISTS (SELECT FROM renewed WHERE cancel_requested_at_ms IS NOT NULL) AS cancel_requested

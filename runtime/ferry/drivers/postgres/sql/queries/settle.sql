@@ -46,13 +46,13 @@ settled AS (
       AND j.lease_expires_at_ms > $11
     RETURNING j.id, j.queue, j.state, j.run_at_ms, j.concurrency_key
 ),
--- The run's concurrency slot goes in the statement that settles it: the next run of a
--- limit-1 key can start the moment this commits, and a crash between two statements can
--- never leave a settled run holding a slot until its TTL.
+-- The run's slots (concurrency key and caps) go in the statement that settles it: the next
+-- run of a limit-1 key can start the moment this commits, and a crash between two
+-- statements can never leave a settled run holding a slot until its TTL.
 released AS (
     DELETE FROM {schema}.lease_slots AS s
     USING settled
-    WHERE s.key = settled.concurrency_key AND s.holder = settled.id::text
+    WHERE s.holder = settled.id::text
 ),
 -- A run put straight back (interrupted by a drain, retried at once) wakes idle workers.
 notified AS (
