@@ -10,7 +10,7 @@ unless it has one obvious JSON form. Scalars with a canonical string form (UUID,
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from enum import Enum
@@ -28,55 +28,87 @@ _CANONICAL_SCALARS = (UUID, datetime, date, time, timedelta)
 
 def to_json(value: Any, *, what: str) -> JsonValue:
     """``value`` as plain JSON data, or ``X_PAYLOAD_NOT_JSON`` naming the first bad field."""
-    return _walk(value, what, set())
+    try:
+        return _walk(value, set())
+    except _NotJson as bad:
+        raise _refuse(what + "".join(reversed(bad.path)), bad.problem, bad.value) from None
 
 
-def _walk(value: Any, path: str, seen: set[int]) -> JsonValue:
-    if value is None or isinstance(value, bool | str):
+class _NotJson(Exception):
+    """Raised at the offending value; each level it unwinds through adds its part of the
+    path, so a valid payload — the hot path of every enqueue — never builds one."""
+
+    def __init__(self, problem: str, value: object) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.value = value
+        self.path: list[str] = []
+
+
+def _walk(value: Any, seen: set[int]) -> JsonValue:
+    kind = type(value)
+    if value is None or kind is str or kind is bool or kind is int:
+        return value
+    if isinstance(value, bool | str):
         return value
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise _refuse(path, f"is {value!r}, which JSON cannot represent", value)
+            raise _NotJson(f"is {value!r}, which JSON cannot represent", value)
         return value
     if isinstance(value, Enum):
-        return _walk(value.value, path, seen)
+        return _walk(value.value, seen)
     if isinstance(value, Decimal):
         if not value.is_finite():
-            raise _refuse(path, f"is {value!r}, which JSON cannot represent", value)
+            raise _NotJson(f"is {value!r}, which JSON cannot represent", value)
         return str(value)
     if isinstance(value, _CANONICAL_SCALARS):
         return to_jsonable_python(value)
     if isinstance(value, bytes | bytearray | memoryview):
-        raise _refuse(path, "is bytes", value)
+        raise _NotJson("is bytes", value)
     if isinstance(value, set | frozenset):
-        raise _refuse(path, "is a set", value)
+        raise _NotJson("is a set", value)
     if id(value) in seen:
-        raise _refuse(path, "refers back to itself (a circular structure)", value)
+        raise _NotJson("refers back to itself (a circular structure)", value)
     if isinstance(value, BaseModel):
-        seen.add(id(value))
-        out = {
-            name: _walk(getattr(value, name), f"{path}.{name}", seen)
-            for name in type(value).model_fields
-        }
-        seen.discard(id(value))
-        return out
+        return _walk_items(
+            value, ((name, getattr(value, name)) for name in type(value).model_fields), seen
+        )
     if isinstance(value, Mapping):
-        seen.add(id(value))
-        result: dict[str, JsonValue] = {}
-        for key, item in value.items():
+        for key in value:
             if not isinstance(key, str):
-                raise _refuse(f"{path}[{key!r}]", "has a key that is not a string", key)
-            result[key] = _walk(item, f"{path}.{key}", seen)
-        seen.discard(id(value))
-        return result
+                bad = _NotJson("has a key that is not a string", key)
+                bad.path.append(f"[{key!r}]")
+                raise bad
+        return _walk_items(value, value.items(), seen)
     if isinstance(value, list | tuple):
         seen.add(id(value))
-        items = [_walk(item, f"{path}[{index}]", seen) for index, item in enumerate(value)]
+        items: list[JsonValue] = []
+        for index, item in enumerate(value):
+            try:
+                items.append(_walk(item, seen))
+            except _NotJson as bad:
+                bad.path.append(f"[{index}]")
+                raise
         seen.discard(id(value))
         return items
-    raise _refuse(path, f"is a {type(value).__name__}, which has no JSON form", value)
+    raise _NotJson(f"is a {type(value).__name__}, which has no JSON form", value)
+
+
+def _walk_items(
+    container: object, items: Iterable[tuple[str, Any]], seen: set[int]
+) -> dict[str, JsonValue]:
+    seen.add(id(container))
+    out: dict[str, JsonValue] = {}
+    for key, item in items:
+        try:
+            out[key] = _walk(item, seen)
+        except _NotJson as bad:
+            bad.path.append(f".{key}")
+            raise
+    seen.discard(id(container))
+    return out
 
 
 def _refuse(path: str, problem: str, value: object) -> FerryError:
