@@ -17,7 +17,7 @@ from ferry.drivers.postgres import PostgresJobDriver
 from ferry.errors import FerryError
 from ferry.jobs.facade import set_job_driver
 from ferry.logs import configure_logging
-from ferry.metrics import start_metrics_server
+from ferry.metrics import SchedulerMetrics, start_metrics_server
 from ferry.scheduler import (
     DEFAULT_LEADER_TTL_MS,
     DEFAULT_TICK_MS,
@@ -68,6 +68,7 @@ async def run_scheduler(args: argparse.Namespace) -> Outcome:
     driver = await open_driver(args)
     set_job_driver(driver)
     store = await open_scheduler_store(args, driver)
+    metrics = SchedulerMetrics(CollectorRegistry())
     try:
         scheduler = Scheduler(
             driver=driver,
@@ -75,11 +76,12 @@ async def run_scheduler(args: argparse.Namespace) -> Outcome:
             tasks=api.tasks.values(),
             tick_ms=round(args.tick_seconds * 1000),
             lease_ms=round(args.lease_seconds * 1000),
+            metrics=metrics,
         )
         # The scheduler binds this port only: liveness is /livez, and nothing routes
         # request traffic to a scheduler.
         server = start_metrics_server(
-            args.metrics_port, args.loop_lag_budget_seconds, registry=CollectorRegistry()
+            args.metrics_port, args.loop_lag_budget_seconds, registry=metrics.registry
         )
         try:
             await run_until_signalled(scheduler)

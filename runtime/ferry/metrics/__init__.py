@@ -1,6 +1,7 @@
 """Prometheus metrics and the liveness probe every ferry role serves on ``METRICS_PORT``."""
 
 from ferry.metrics.catalog import WorkerMetrics
+from ferry.metrics.scheduler_catalog import SchedulerMetrics
 from ferry.metrics.server import (
     DEFAULT_LOOP_LAG_BUDGET_S,
     DEFAULT_METRICS_PORT,
@@ -12,6 +13,7 @@ __all__ = [
     "DEFAULT_LOOP_LAG_BUDGET_S",
     "DEFAULT_METRICS_PORT",
     "MetricsServer",
+    "SchedulerMetrics",
     "WorkerMetrics",
     "start_metrics_server",
 ]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ferry.drivers.protocol import EnqueueResult, JobDriver
 from ferry.errors import FerryError
+from ferry.metrics.scheduler_catalog import SchedulerMetrics
 from ferry.scheduler.store import SchedulerStore, TaskTick
 from ferry.tasks.declaration import TaskHandle
 from ferry.tasks.occurrences import occurrences
@@ -69,11 +70,15 @@ class Dispatcher:
         tasks: Iterable[TaskHandle],
         holder: str,
         first_seen_ms: int | None = None,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         self._driver = driver
         self._store = store
         self._tasks = tuple(tasks)
         self._holder = holder
+        self._metrics = metrics
+        if metrics is not None:
+            metrics.serve_tasks(task.name for task in self._tasks)
         # Where a task with no row starts counting; the round's own instant when None, so a
         # newly deployed task fires from its next occurrence rather than from the past.
         self._first_seen_ms = first_seen_ms
@@ -130,6 +135,8 @@ class Dispatcher:
             ):
                 return False
             report.fired.append(Fired(task.name, occurrence, now_ms, tuple(results)))
+            if self._metrics is not None:
+                self._metrics.dispatched(task.name)
             logger.info(
                 "jobs.scheduler.dispatched",
                 extra={

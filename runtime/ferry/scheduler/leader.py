@@ -35,11 +35,15 @@ class LeaseLeader:
         self._store = store
         self._clock = clock
         self._held = False
+        self._expires_at_ms = 0
 
     @property
     def held(self) -> bool:
-        """Whether the last ``acquire()`` (and no fenced write since) found this node leading."""
-        return self._held
+        """Whether the last ``acquire()`` (and no fenced write since) found this node leading,
+        and the lease it renewed has not expired since."""
+        # A round that raises (database down) renews nothing: the lease lapses by its TTL,
+        # and a node must stop reporting leadership then, not only once it can ask again.
+        return self._held and self._clock.now_ms() < self._expires_at_ms
 
     async def acquire(self) -> bool:
         """Take, renew or fail to get the lease; logs each change of leadership once."""
@@ -53,6 +57,7 @@ class LeaseLeader:
         elif not held:
             self.lost()
         self._held = held
+        self._expires_at_ms = now + self.ttl_ms
         return held
 
     def lost(self) -> None:

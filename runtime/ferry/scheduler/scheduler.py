@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
+from ferry.metrics.scheduler_catalog import SchedulerMetrics
 from ferry.scheduler.dispatch import Dispatcher, RoundReport
 from ferry.scheduler.leader import DEFAULT_LEADER_TTL_MS, LeaseLeader
 from ferry.scheduler.store import SchedulerStore
@@ -39,6 +40,7 @@ class Scheduler:
         tick_ms: int = DEFAULT_TICK_MS,
         lease_ms: int = DEFAULT_LEADER_TTL_MS,
         holder: str | None = None,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         if tick_ms < 1 or lease_ms <= tick_ms:
             # A lease no longer than a tick lapses between two renewals of a healthy leader.
@@ -54,8 +56,10 @@ class Scheduler:
             store, holder=holder or new_worker_id(), clock=driver.clock, ttl_ms=lease_ms
         )
         self._dispatcher = Dispatcher(
-            driver=driver, store=store, tasks=tasks, holder=self.leader.holder
+            driver=driver, store=store, tasks=tasks, holder=self.leader.holder, metrics=metrics
         )
+        if metrics is not None:
+            metrics.follow_leader(lambda: self.leader.held)
         self._round: asyncio.Task[RoundReport | None] | None = None
         self._stopping = asyncio.Event()
 

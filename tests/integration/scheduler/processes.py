@@ -10,7 +10,9 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import sys
+import urllib.request
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,12 +48,20 @@ def cli_env(dsn: str, schema: str) -> dict[str, str]:
     }
 
 
+def free_port() -> int:
+    """A loopback port free now, for a process to bind (it has to be known to be scraped)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 @dataclass
 class SchedulerProcess:
     """One ``ferry scheduler`` process under test."""
 
     process: asyncio.subprocess.Process
     log_path: Path
+    metrics_port: int
 
     @property
     def pid(self) -> int:
@@ -77,6 +87,20 @@ class SchedulerProcess:
                     found.append(record)
         return found
 
+    async def metric(self, sample: str) -> float | None:
+        """One sample's value from the process's ``/metrics`` (``None`` when absent)."""
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+
+        def scrape() -> str:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                return str(answer.read().decode())
+
+        for line in (await asyncio.to_thread(scrape)).splitlines():
+            name, _, value = line.rpartition(" ")
+            if name == sample:
+                return float(value)
+        return None
+
     def dispatched(self) -> list[int]:
         """The occurrences this process dispatched, in order."""
         return [int(e["occurrence_ms"]) for e in self.events("jobs.scheduler.dispatched")]
@@ -96,6 +120,7 @@ class Schedulers:
         """Start a scheduler and return once it has logged its start (so it is polling)."""
         self._started += 1  # before any await: spawns started together get their own logs
         log_path = self.log_dir / f"scheduler-{self._started}.log"
+        metrics_port = free_port()
         with log_path.open("wb") as log:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -109,7 +134,7 @@ class Schedulers:
                 "--lease-seconds",
                 str(lease_seconds),
                 "--metrics-port",
-                "0",
+                str(metrics_port),
                 "--log-format",
                 "json",
                 env=cli_env(self.dsn, self.schema),
@@ -118,7 +143,7 @@ class Schedulers:
                 stdout=log,
                 stderr=log,
             )
-        node = SchedulerProcess(process, log_path)
+        node = SchedulerProcess(process, log_path, metrics_port)
         self.spawned.append(node)
 
         async def started() -> bool:

@@ -64,7 +64,8 @@ async def test_of_two_scheduler_processes_exactly_one_dispatches(
     migrated: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, schedulers: Schedulers
 ) -> None:
     """Both start together with three minutes overdue (the state a stopped scheduler leaves):
-    the lease holder fires each overdue occurrence once, the standby fires nothing."""
+    the lease holder fires each overdue occurrence once, the standby fires nothing — and
+    their ``/metrics`` say which is which."""
     start = now_ms()
     checked_through = start - start % MINUTE_MS - 3 * MINUTE_MS
     await db.execute(
@@ -87,6 +88,11 @@ async def test_of_two_scheduler_processes_exactly_one_dispatches(
     fired = await fired_occurrences(db, pg_schema)
     assert leader.dispatched() == fired
     assert fired[:3] == [checked_through + n * MINUTE_MS for n in (1, 2, 3)]
+    assert await leader.metric("job_scheduler_leader") == 1.0
+    assert await standby.metric("job_scheduler_leader") == 0.0
+    dispatches = 'job_scheduler_dispatches_total{task="every_minute"}'
+    assert (await leader.metric(dispatches) or 0) >= 3
+    assert await standby.metric(dispatches) == 0.0
 
 
 async def test_a_killed_leader_is_replaced_and_the_occurrence_between_fires_once_late(
