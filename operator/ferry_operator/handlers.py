@@ -9,22 +9,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any, cast
+from typing import Any
 
 import kopf
 
 from ferry_operator.coalesce import Coalescer
 from ferry_operator.kube import Kube, connect
 from ferry_operator.names import GROUP, MANAGED_BY, VERSION
-from ferry_operator.pods import Manifest
 from ferry_operator.reconcile import reconcile_namespace
 
 REFRESH_SECONDS = 60.0
 """How often every known namespace is reconciled anyway (nextFire/lastFire move with time)."""
-
-
-def _warn(body: Manifest, reason: str, message: str) -> None:
-    kopf.warn(kopf.Body(cast(kopf.RawBody, body)), reason=reason, message=message)
 
 
 @kopf.on.login()
@@ -41,7 +36,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
     settings.posting.level = logging.WARNING
     kube = Kube(await connect())
     memo.kube = kube
-    memo.coalescer = Coalescer(lambda namespace: reconcile_namespace(kube, namespace, _warn))
+    memo.coalescer = Coalescer(lambda namespace: reconcile_namespace(kube, namespace, kube.warn))
     memo.refresh = asyncio.create_task(_refresh(memo.coalescer))
 
 

@@ -7,6 +7,7 @@ manifest twice changes nothing, and a field someone edited by hand is taken back
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from typing import Any, cast
 
 from kubernetes_asyncio import client, config
@@ -56,6 +57,7 @@ class Kube:
         patch = {
             "Deployment": self._apps.patch_namespaced_deployment,
             "ConfigMap": self._core.patch_namespaced_config_map,
+            "Service": self._core.patch_namespaced_service,
             "PodDisruptionBudget": self._policy.patch_namespaced_pod_disruption_budget,
         }[manifest["kind"]]
         await patch(meta["name"], meta["namespace"], manifest, **kwargs)
@@ -65,6 +67,7 @@ class Kube:
         delete = {
             "Deployment": self._apps.delete_namespaced_deployment,
             "ConfigMap": self._core.delete_namespaced_config_map,
+            "Service": self._core.delete_namespaced_service,
             "PodDisruptionBudget": self._policy.delete_namespaced_pod_disruption_budget,
         }[kind]
         try:
@@ -72,6 +75,34 @@ class Kube:
         except ApiException as failed:
             if failed.status != 404:
                 raise
+
+    async def warn(self, body: Manifest, reason: str, message: str) -> None:
+        """Post a Warning event on a ferry resource (what ``kubectl describe`` shows)."""
+        # Posted directly, not with kopf.warn: that only works inside a Kopf handler's task,
+        # and the periodic refresh reconciles outside any.
+        meta = body["metadata"]
+        now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        event: Manifest = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
+            "involvedObject": {
+                "apiVersion": body["apiVersion"],
+                "kind": body["kind"],
+                "name": meta["name"],
+                "namespace": meta["namespace"],
+                "uid": meta["uid"],
+            },
+            "type": "Warning",
+            "reason": reason,
+            "message": message,
+            "source": {"component": FIELD_MANAGER},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }
+        # The client sends a plain dict as it is, like the patches above.
+        await self._core.create_namespaced_event(meta["namespace"], cast(client.CoreV1Event, event))
 
     async def read_deployment(self, namespace: str, name: str) -> Manifest | None:
         """A Deployment as a plain dict, or ``None``."""

@@ -11,6 +11,8 @@ FIELD_MANAGER: Final = "ferry-operator"
 
 MANAGED_BY: Final = "app.kubernetes.io/managed-by"
 COMPONENT: Final = "app.kubernetes.io/component"
+PART_OF: Final = "app.kubernetes.io/part-of"
+"""On the metrics Services: what the chart's ServiceMonitor selects them by."""
 DURABLE_JOB_LABEL: Final = "ferry.dev/durablejob"
 
 SCHEDULER_NAME: Final = "ferry-scheduler"

@@ -9,7 +9,7 @@ a status write causes finds nothing to do and the loop settles.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,21 +22,24 @@ from ferry_operator.scheduler import (
     scheduler_disruption_budget,
     tasks_configmap,
 )
+from ferry_operator.service import metrics_service
 from ferry_operator.status import durable_job_readiness, ready_condition
 from ferry_operator.worker import worker_deployment
 
-Warn = Callable[[Manifest, str, str], None]
+Warn = Callable[[Manifest, str, str], Awaitable[None]]
 """Posts a Warning event on a resource: ``(body, reason, message)``."""
 
 
 async def reconcile_namespace(kube: Kube, namespace: str, warn: Warn) -> None:
-    """Bring the namespace's owned Deployments, ConfigMap and status in line with its CRs."""
+    """Bring the namespace's owned Deployments, Services, ConfigMap and status in line with
+    its CRs."""
     jobs = _live(await kube.list_resources("durablejobs", namespace))
     tasks = _live(await kube.list_resources("scheduledtasks", namespace))
     now = _now()
     for job in jobs:
         manifest = worker_deployment(job)
         await kube.apply(manifest)
+        await kube.apply(metrics_service(manifest))
         deployment = await kube.read_deployment(namespace, manifest["metadata"]["name"])
         replicas = int(job["spec"].get("replicas", 1))
         ready, reason, message = durable_job_readiness(deployment, replicas)
@@ -52,19 +55,22 @@ async def reconcile_namespace(kube: Kube, namespace: str, warn: Warn) -> None:
     plan = plan_scheduler(tasks, {job["metadata"]["name"]: job for job in jobs}, _now_ms())
     if plan.runs:
         await kube.apply(tasks_configmap(namespace, plan))
-        await kube.apply(scheduler_deployment(namespace, plan))
+        scheduler = scheduler_deployment(namespace, plan)
+        await kube.apply(scheduler)
+        await kube.apply(metrics_service(scheduler))
         await kube.apply(scheduler_disruption_budget(namespace, plan))
     else:
         # GC removes them with their last owner; a task that became invalid or suspended
         # still owns them, so they are removed here.
         await kube.delete("Deployment", namespace, SCHEDULER_NAME)
+        await kube.delete("Service", namespace, SCHEDULER_NAME)
         await kube.delete("PodDisruptionBudget", namespace, SCHEDULER_NAME)
         await kube.delete("ConfigMap", namespace, TASKS_CONFIGMAP)
     for task in tasks:
         verdict = plan.verdicts[task["metadata"]["name"]]
         previous = _ready(task)
         if not verdict.ready and (previous or {}).get("message") != verdict.message:
-            warn(task, verdict.reason, verdict.message)
+            await warn(task, verdict.reason, verdict.message)
         await _write_status(
             kube,
             "scheduledtasks",

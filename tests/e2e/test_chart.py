@@ -37,13 +37,12 @@ def test_every_rendered_chart_manifest_is_accepted_by_server_side_dry_run(
     control_plane: ControlPlane, ferry_release: str
 ) -> None:
     control_plane.kubectl("apply", "-f", str(Path(__file__).with_name("monitoring_crds.yaml")))
-    wait_for(
-        "monitoring.coreos.com/v1 served",
-        lambda: (
-            "prometheusrules"
-            in control_plane.kubectl("api-resources", "--api-group=monitoring.coreos.com")
-        ),
-    )
+
+    def served() -> bool:
+        listed = control_plane.kubectl("api-resources", "--api-group=monitoring.coreos.com")
+        return {"prometheusrules", "servicemonitors"} <= set(listed.split())
+
+    wait_for("monitoring.coreos.com/v1 served", served)
     rendered = control_plane.run(
         "helm",
         "template",
@@ -61,7 +60,7 @@ def test_every_rendered_chart_manifest_is_accepted_by_server_side_dry_run(
             "ClusterRole",
             "ClusterRoleBinding",
             "Deployment",
-            "PodMonitor",
+            "ServiceMonitor",
             "PrometheusRule",
         ]
     )
@@ -75,6 +74,7 @@ def test_every_rendered_chart_manifest_is_accepted_by_server_side_dry_run(
         stdin=rendered,
     )
     assert applied.count("(server dry run)") == len(kinds)
+    assert "servicemonitor.monitoring.coreos.com/dry-ferry-runtime" in applied
     crds = control_plane.kubectl(
         "apply", "--server-side", "--dry-run=server", "-f", str(REPO / "charts" / "ferry" / "crds")
     )
@@ -86,7 +86,7 @@ def test_monitoring_objects_are_skipped_where_the_monitoring_api_is_absent(
 ) -> None:
     rendered = control_plane.run("helm", "template", "bare", CHART)
     kinds = {doc["kind"] for doc in yaml.safe_load_all(rendered) if doc}
-    assert not kinds & {"PodMonitor", "PrometheusRule"}
+    assert not kinds & {"ServiceMonitor", "PrometheusRule"}
 
 
 def test_the_alerts_cover_lost_leases_leaderless_schedulers_and_dead_letters(
@@ -99,6 +99,9 @@ def test_the_alerts_cover_lost_leases_leaderless_schedulers_and_dead_letters(
     alerts = {r["alert"]: r for group in rule["spec"]["groups"] for r in group["rules"]}
     assert set(alerts) == {"FerryJobLeaseLost", "FerrySchedulerNoLeader", "FerryDeadLetterGrowth"}
     assert "increase(job_leases_lost_total" in alerts["FerryJobLeaseLost"]["expr"]
+    leaderless = alerts["FerrySchedulerNoLeader"]
+    assert "max by (namespace) (job_scheduler_leader) == 0" in leaderless["expr"]
+    assert leaderless["for"] == "2m"
     for alert in alerts.values():
         runbook = alert["annotations"]["runbook_url"].rsplit("/", 1)[-1]
         assert (REPO / "docs" / "ops" / "runbooks" / runbook).is_file(), runbook

@@ -93,6 +93,37 @@ def test_a_durable_job_becomes_a_worker_deployment_carrying_the_runtime_contract
     )
 
 
+def test_each_worker_and_scheduler_deployment_gets_a_headless_metrics_service(
+    control_plane: ControlPlane, demo: str
+) -> None:
+    """The Services the chart's ServiceMonitor scrapes: owned like their Deployment (so GC
+    takes them too), selecting its pods, exposing the metrics port by name."""
+    for name, component in (("onboard-org-worker", "worker"), ("ferry-scheduler", "scheduler")):
+        deployment = wait_for(name, lambda n=name: _deployment(control_plane, n))
+        service = wait_for(
+            f"Service {name}",
+            lambda n=name: control_plane.get("service", "-n", NAMESPACE, n),
+        )
+        assert service["metadata"]["ownerReferences"] == deployment["metadata"]["ownerReferences"]
+        assert service["metadata"]["labels"]["app.kubernetes.io/part-of"] == "ferry"
+        assert service["metadata"]["labels"]["app.kubernetes.io/component"] == component
+        assert service["spec"]["clusterIP"] == "None"
+        assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+        assert service["spec"]["ports"] == [
+            {"name": "metrics", "port": 9090, "targetPort": "metrics", "protocol": "TCP"}
+        ]
+    selected = control_plane.get(
+        "services",
+        "-n",
+        NAMESPACE,
+        "-l",
+        "app.kubernetes.io/part-of=ferry,app.kubernetes.io/managed-by=ferry-operator",
+    )
+    assert {"onboard-org-worker", "ferry-scheduler"} <= {
+        s["metadata"]["name"] for s in selected["items"]
+    }
+
+
 def test_durable_job_status_reports_the_generation_it_acted_on(
     control_plane: ControlPlane, demo: str
 ) -> None:
@@ -219,7 +250,7 @@ async def test_an_operator_restart_changes_nothing(control_plane: ControlPlane, 
 
     def snapshot() -> dict[str, Any]:
         seen: dict[str, Any] = {}
-        for kind in ("deployment", "configmap", "durablejob", "scheduledtask"):
+        for kind in ("deployment", "service", "configmap", "durablejob", "scheduledtask"):
             for item in control_plane.get(kind, "-n", NAMESPACE)["items"]:
                 meta = item["metadata"]
                 version = meta["generation"] if kind == "deployment" else meta["resourceVersion"]
@@ -239,8 +270,12 @@ async def test_an_operator_restart_changes_nothing(control_plane: ControlPlane, 
     wait_for("the namespace settled", settled)
     api = await config.new_client_from_config(config_file=str(control_plane.kubeconfig))
     warned: list[tuple[Any, ...]] = []
+
+    async def warn(*event: Any) -> None:
+        warned.append(event)
+
     try:
-        await reconcile_namespace(Kube(api), NAMESPACE, lambda *event: warned.append(event))
+        await reconcile_namespace(Kube(api), NAMESPACE, warn)
     finally:
         await api.close()
     assert snapshot() == before
@@ -322,6 +357,10 @@ def test_deleting_the_resources_garbage_collects_what_they_owned(
     wait_for("ferry-scheduler", lambda: _deployment(control_plane, "ferry-scheduler"))
     control_plane.kubectl("delete", "durablejob", "-n", NAMESPACE, "send-digest")
     wait_for("worker collected", lambda: _deployment(control_plane, "send-digest-worker") is None)
+    wait_for(
+        "worker Service collected",
+        lambda: control_plane.get("service", "-n", NAMESPACE, "send-digest-worker") is None,
+    )
     # The task's entry now names a missing DurableJob: flagged, and no scheduler runs it.
     condition = wait_for(
         "task flagged",
@@ -333,7 +372,7 @@ def test_deleting_the_resources_garbage_collects_what_they_owned(
     )
     assert 'DurableJob "send-digest"' in condition["message"]
     control_plane.kubectl("delete", "scheduledtask", "-n", NAMESPACE, "nightly-digest")
-    for kind in ("deployment", "configmap", "pdb"):
+    for kind in ("deployment", "service", "configmap", "pdb"):
         name = "ferry-scheduler-tasks" if kind == "configmap" else "ferry-scheduler"
         wait_for(
             f"{kind} collected",
