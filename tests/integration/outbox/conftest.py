@@ -1,4 +1,4 @@
-"""Fixtures: a queue driver and an outbox on one frozen clock, an app table, a relay."""
+"""Fixtures: an outbox on the frozen clock, an app table, a relay."""
 
 from __future__ import annotations
 
@@ -8,29 +8,7 @@ import asyncpg
 import pytest
 
 from ferry.clock import FrozenClock
-from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
 from ferry.outbox import PostgresOutbox, postgres_outbox
-from ferry.testing.harness import Harness
-
-
-@pytest.fixture
-def clock() -> FrozenClock:
-    return FrozenClock()
-
-
-@pytest.fixture
-async def driver(
-    postgres_dsn: str, pg_schema: str, clock: FrozenClock
-) -> AsyncIterator[PostgresJobDriver]:
-    driver = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
-    await driver.open()
-    yield driver
-    await driver.close()
-
-
-@pytest.fixture
-def harness(driver: PostgresJobDriver, clock: FrozenClock) -> Harness:
-    return Harness(driver=driver, clock=clock, tasks=[])
 
 
 @pytest.fixture

@@ -13,11 +13,6 @@ from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
 
 
 @pytest.fixture
-def clock() -> FrozenClock:
-    return FrozenClock()
-
-
-@pytest.fixture
 async def driver(
     postgres_dsn: str, pg_schema: str, clock: FrozenClock
 ) -> AsyncIterator[PostgresJobDriver]:
