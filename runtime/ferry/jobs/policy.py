@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
+from ferry._checks import require_count
 from ferry._duration import Duration, to_ms
 from ferry.errors import FerryError
 
@@ -28,16 +29,11 @@ class Retry:
     max_ms: int = field(init=False)
 
     def __post_init__(self) -> None:
-        if (
-            isinstance(self.attempts, bool)
-            or not isinstance(self.attempts, int)
-            or (self.attempts < 1)
-        ):
-            raise FerryError(
-                "X_INVARIANT",
-                f"Retry(attempts={self.attempts!r}) must be a whole number of at least 1",
-                "use Retry(attempts=1) for a job that must not be retried",
-            )
+        require_count(
+            self.attempts,
+            what="Retry(attempts={})",
+            fix="use Retry(attempts=1) for a job that must not be retried",
+        )
         if self.backoff not in ("exponential", "fixed"):
             raise FerryError(
                 "X_INVARIANT",
@@ -69,12 +65,11 @@ class Concurrency(Generic[InputT]):
     when_busy: Literal["wait", "fail"] = "wait"
 
     def __post_init__(self) -> None:
-        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
-            raise FerryError(
-                "X_INVARIANT",
-                f"Concurrency(limit={self.limit!r}) must be a whole number of at least 1",
-                "set limit=1 for one run at a time per key",
-            )
+        require_count(
+            self.limit,
+            what="Concurrency(limit={})",
+            fix="set limit=1 for one run at a time per key",
+        )
         if self.when_busy not in ("wait", "fail"):
             raise FerryError(
                 "X_INVARIANT",
@@ -100,13 +95,11 @@ class Caps:
         limits = {"per_tenant": self.per_tenant, "total": self.total}
         limits.update({f"per_queue[{q!r}]": n for q, n in self.per_queue.items()})
         for what, limit in limits.items():
-            if limit is not None and (
-                isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
-            ):
-                raise FerryError(
-                    "X_INVARIANT",
-                    f"Caps({what}={limit!r}) must be a whole number of at least 1",
-                    "leave a cap out for no cap, or give the most runs it may hold at once",
+            if limit is not None:
+                require_count(
+                    limit,
+                    what=f"Caps({what}={{}})",
+                    fix="leave a cap out for no cap, or give the most runs it may hold at once",
                 )
 
     def slots_for(self, *, tenant: str | None, queue: str) -> list[tuple[str, int]]:

@@ -12,6 +12,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from ferry._checks import require_count
 from ferry.drivers.protocol import EnqueueRequest
 from ferry.errors import FerryError
 from ferry.jobs.declaration import JobHandle
@@ -147,12 +148,11 @@ def task(
             f"task catch_up {catch_up!r} is not a policy",
             'use catch_up="skip" (default), "run-once" or "run-all"',
         )
-    if isinstance(max_catch_up, bool) or not isinstance(max_catch_up, int) or max_catch_up < 1:
-        raise FerryError(
-            "X_INVARIANT",
-            f"task max_catch_up {max_catch_up!r} must be a whole number of at least 1",
-            "leave it at 10, or give how many missed occurrences one round may fire",
-        )
+    require_count(
+        max_catch_up,
+        what="task max_catch_up {}",
+        fix="leave it at 10, or give how many missed occurrences one round may fire",
+    )
     if not callable(enqueue):
         raise FerryError(
             "X_INVARIANT",

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel
 
+from ferry._checks import require_count
 from ferry._duration import Duration, to_ms
 from ferry.clock import Clock
 from ferry.drivers.protocol import JsonValue
@@ -106,12 +107,11 @@ def webhook(
             f'webhook "{name}" input {input!r} is not a WebhookDelivery model',
             "subclass ferry.webhooks.WebhookDelivery to add fields to the input",
         )
-    if isinstance(disable_after, bool) or not isinstance(disable_after, int) or disable_after < 1:
-        raise FerryError(
-            "X_INVARIANT",
-            f'webhook "{name}" disable_after={disable_after!r} is not a positive count',
-            f"leave it out for the default {DEFAULT_WEBHOOK_DISABLE_AFTER}, or pass a number >= 1",
-        )
+    require_count(
+        disable_after,
+        what=f'webhook "{name}" disable_after={{}}',
+        fix=f"leave it out for the default {DEFAULT_WEBHOOK_DISABLE_AFTER}, or pass a number >= 1",
+    )
     request_timeout_s = to_ms(request_timeout, what="webhook request_timeout") / 1000
     delivery = _Delivery(
         name=name,
