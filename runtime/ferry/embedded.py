@@ -8,6 +8,7 @@ same Postgres driver on it — there is no second code path for development.
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
@@ -17,13 +18,17 @@ DEFAULT_DATA_DIR = Path(".ferry") / "pgdata"
 
 def embedded_database_url(data_dir: Path = DEFAULT_DATA_DIR) -> str:
     """Start (or reuse) the embedded server under ``data_dir``; returns its DSN."""
-    import pgserver
-
     data_dir.mkdir(parents=True, exist_ok=True)
-    server = pgserver.get_server(  # type: ignore[attr-defined]
-        data_dir.resolve(), cleanup_mode="stop"
-    )
-    return str(server.get_uri())
+    with warnings.catch_warnings():
+        # pgserver asks platformdirs for a runtime dir it does not need; on a machine
+        # without XDG_RUNTIME_DIR (containers, CI) that is a warning, not a problem.
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+        import pgserver
+
+        server = pgserver.get_server(  # type: ignore[attr-defined]
+            data_dir.resolve(), cleanup_mode="stop"
+        )
+        return str(server.get_uri())
 
 
 def database_url() -> tuple[str, str]:
