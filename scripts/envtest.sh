@@ -48,8 +48,11 @@ build_kubernetes() {
     # consuming module cannot follow, so map each one to its published v0.Y.Z twin.
     local mod="$work/kubernetes" staging
     mkdir -p "$mod"
-    staging="$(curl -fsSL "${GOPROXY_URL:-https://proxy.golang.org}/k8s.io/kubernetes/@v/v$K8S_VERSION.mod" \
-        | sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p')"
+    # `go mod download` fetches through whatever module proxy go is configured for.
+    local gomod
+    gomod="$("$GO" mod download -json "k8s.io/kubernetes@v$K8S_VERSION" \
+        | sed -n 's#^[[:space:]]*"GoMod": "\(.*\)",*$#\1#p')"
+    staging="$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$gomod")"
     [[ -n "$staging" ]] || { log "could not read the staging module list of k8s.io/kubernetes v$K8S_VERSION"; exit 1; }
     {
         echo "module ferry.dev/envtest-kubernetes"
