@@ -3,7 +3,7 @@ VENV  ?= .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: install test test-assets lint typecheck demo bench clean envtest chart-crds
+.PHONY: install test test-assets lint dev typecheck demo bench clean envtest chart-crds
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -32,6 +32,10 @@ lint: install
 ## The demo app on DATABASE_URL, or on the embedded PostgreSQL when it is unset.
 demo: install
 	$(PY) -m examples.demo
+
+## The demo app live: worker + scheduler + dashboard in one process (Ctrl-C drains it).
+dev: install
+	$(PY) -m ferry.cli dev --app examples.demo.app:api
 
 ## Benchmarks against peers; prints a table, never gates anything.
 bench: install

@@ -62,6 +62,7 @@ async def main() -> int:
         local = datetime.fromtimestamp(instant / 1000, UTC).astimezone(nightly_digest.zone)
         print(f"  {local.isoformat()}")
     await driver.close()
+    print("to watch it live with the dashboard: make dev")
     return 1 if failed else 0
 
 

@@ -7,6 +7,7 @@ same Postgres driver on it — there is no second code path for development.
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 from pathlib import Path
@@ -19,6 +20,8 @@ DEFAULT_DATA_DIR = Path(".ferry") / "pgdata"
 def embedded_database_url(data_dir: Path = DEFAULT_DATA_DIR) -> str:
     """Start (or reuse) the embedded server under ``data_dir``; returns its DSN."""
     data_dir.mkdir(parents=True, exist_ok=True)
+    # pgserver narrates every start at INFO; ferry's own lines say where the queue is.
+    logging.getLogger("pgserver").setLevel(logging.WARNING)
     with warnings.catch_warnings():
         # pgserver asks platformdirs for a runtime dir it does not need; on a machine
         # without XDG_RUNTIME_DIR (containers, CI) that is a warning, not a problem.
