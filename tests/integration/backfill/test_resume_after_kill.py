@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import asyncpg
 import pytest
+from role_process import free_port
 
 from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
 from ferry.drivers.protocol import Progress
@@ -22,12 +22,6 @@ INTEGRATION_DIR = Path(__file__).resolve().parents[1]
 REPO = Path(__file__).resolve().parents[3]
 CLI = "import sys; from ferry.cli import main; sys.exit(main())"
 ROWS = 200
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
+from role_process import free_port
 
 from ferry.clock import SystemClock
 from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
@@ -30,15 +31,6 @@ async def eventually(condition: Callable[[], Awaitable[bool]], what: str, log: P
 def read_log(log: Path) -> str:
     """A process's output, for a failure message."""
     return log.read_text()
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 async def spawn(args: list[str], env: dict[str, str], log: Path) -> asyncio.subprocess.Process:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -14,18 +13,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+from role_process import free_port
 
 from ferry.outbox import postgres_outbox
 
 INTEGRATION_DIR = Path(__file__).resolve().parents[1]
 REPO = Path(__file__).resolve().parents[3]
 CLI = "import sys; from ferry.cli import main; sys.exit(main())"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def on_database(dsn: str, database: str) -> str:

@@ -9,33 +9,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
-import socket
 import sys
-import urllib.request
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-T = TypeVar("T")
+from role_process import RoleProcess, eventually, free_port
 
 APP = "scheduler.scheduler_app"
 INTEGRATION_DIR = Path(__file__).resolve().parents[1]
 REPO = Path(__file__).resolve().parents[3]
 TICK_S = 0.2
-
-
-async def eventually(check: Callable[[], Awaitable[T | None]], *, within_s: float, what: str) -> T:
-    """Poll ``check()`` until it answers something truthy; fail after ``within_s``."""
-    deadline = asyncio.get_running_loop().time() + within_s
-    while True:
-        answer = await check()
-        if answer:
-            return answer
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"gave up after {within_s} s waiting for: {what}")
-        await asyncio.sleep(0.05)
 
 
 def cli_env(dsn: str, schema: str) -> dict[str, str]:
@@ -48,58 +32,20 @@ def cli_env(dsn: str, schema: str) -> dict[str, str]:
     }
 
 
-def free_port() -> int:
-    """A loopback port free now, for a process to bind (it has to be known to be scraped)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@dataclass
-class SchedulerProcess:
+class SchedulerProcess(RoleProcess):
     """One ``ferry scheduler`` process under test."""
 
-    process: asyncio.subprocess.Process
-    log_path: Path
-    metrics_port: int
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    @property
-    def running(self) -> bool:
-        return self.process.returncode is None
-
-    def send(self, sig: signal.Signals) -> None:
-        self.process.send_signal(sig)
-
-    async def wait(self, within_s: float = 30.0) -> int:
-        return await asyncio.wait_for(self.process.wait(), within_s)
+    exit_bound_s = 30.0
 
     def events(self, name: str) -> list[dict[str, Any]]:
         """Every JSON log line of event ``name`` this process wrote."""
         found = []
-        for line in self.log_path.read_text(errors="replace").splitlines():
+        for line in self.log().splitlines():
             if line.startswith("{"):
                 record = json.loads(line)
                 if record.get("event") == name:
                     found.append(record)
         return found
-
-    async def metric(self, sample: str) -> float | None:
-        """One sample's value from the process's ``/metrics`` (``None`` when absent)."""
-        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
-
-        def scrape() -> str:
-            with urllib.request.urlopen(url, timeout=5) as answer:
-                return str(answer.read().decode())
-
-        for line in (await asyncio.to_thread(scrape)).splitlines():
-            name, _, value = line.rpartition(" ")
-            if name == sample:
-                return float(value)
-        return None
 
     def dispatched(self) -> list[int]:
         """The occurrences this process dispatched, in order."""
@@ -143,7 +89,7 @@ class Schedulers:
                 stdout=log,
                 stderr=log,
             )
-        node = SchedulerProcess(process, log_path, metrics_port)
+        node = SchedulerProcess(process, metrics_port, log_path)
         self.spawned.append(node)
 
         async def started() -> bool:
@@ -166,7 +112,4 @@ class Schedulers:
                 await node.process.wait()
 
     def logs(self) -> str:
-        return "\n".join(
-            f"--- {n.log_path.name}\n{n.log_path.read_text(errors='replace')[-4000:]}"
-            for n in self.spawned
-        )
+        return "\n".join(f"--- {n.log_path.name}\n{n.log()[-4000:]}" for n in self.spawned)

@@ -10,89 +10,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
-import socket
 import sys
-import urllib.error
-import urllib.request
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
-T = TypeVar("T")
+from role_process import RoleProcess, eventually, free_port
 
 APP = "worker.app"
 INTEGRATION_DIR = Path(__file__).resolve().parents[1]
 REPO = Path(__file__).resolve().parents[3]
 
 
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-async def eventually(check: Callable[[], Awaitable[T | None]], *, within_s: float, what: str) -> T:
-    """Poll ``check()`` until it answers something truthy; fail after ``within_s``."""
-    deadline = asyncio.get_running_loop().time() + within_s
-    while True:
-        answer = await check()
-        if answer:
-            return answer
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"gave up after {within_s} s waiting for: {what}")
-        await asyncio.sleep(0.05)
-
-
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
-
-
-@dataclass
-class WorkerProcess:
+class WorkerProcess(RoleProcess):
     """One ``ferry worker`` process under test."""
-
-    process: asyncio.subprocess.Process
-    metrics_port: int
-    log_path: Path
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    @property
-    def running(self) -> bool:
-        return self.process.returncode is None
-
-    def send(self, sig: signal.Signals) -> None:
-        self.process.send_signal(sig)
-
-    async def wait(self, within_s: float = 60.0) -> int:
-        return await asyncio.wait_for(self.process.wait(), within_s)
-
-    async def http(self, path: str) -> tuple[int, str]:
-        """``GET path`` on the worker's metrics port: (status, body)."""
-        url = f"http://127.0.0.1:{self.metrics_port}{path}"
-        return await asyncio.to_thread(_get, url)
-
-    async def metric(self, name: str, **labels: str) -> float | None:
-        """The current value of one sample on ``/metrics`` (None when absent)."""
-        _, body = await self.http("/metrics")
-        wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-        sample = f"{name}{{{wanted}}}" if labels else name
-        for line in body.splitlines():
-            if line.startswith(sample + " "):
-                return float(line.rsplit(" ", 1)[1])
-        return None
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
 
 
 @dataclass
