@@ -35,7 +35,7 @@ demo: install
 
 ## The demo app live: worker + scheduler + dashboard in one process (Ctrl-C drains it).
 dev: install
-	$(PY) -m ferry.cli dev --app examples.demo.app:api
+	$(PY) -m ferry dev --app examples.demo.app:api
 
 ## Benchmarks against peers; prints a table, never gates anything.
 bench: install

@@ -16,8 +16,7 @@ from bench.server import fresh_database
 from bench.stats import Percentiles, percentiles
 from bench.systems.ferry_system import noop
 from ferry import set_job_driver
-from ferry.drivers import postgres_job_driver
-from ferry.drivers.postgres import PostgresJobDriver
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
 from ferry.drivers.protocol import AckOptions, ClaimOptions
 
 _WORKER_ID = "bench-claimer"

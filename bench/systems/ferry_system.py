@@ -9,9 +9,8 @@ from pydantic import BaseModel
 
 from bench.systems import OnJob, Payload
 from ferry import job, set_job_driver
-from ferry.drivers import postgres_job_driver
-from ferry.drivers.postgres import PostgresJobDriver
-from ferry.worker import job_worker
+from ferry._worker import job_worker
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
 _hook: list[OnJob] = []
 _DEFAULT_CONCURRENCY = 10

@@ -23,7 +23,7 @@ TASKS_FILE: Final = f"{TASKS_MOUNT}/{TASKS_KEY}"
 TASKS_DIGEST: Final = "ferry.dev/tasks-sha256"
 
 LIVENESS_PATH: Final = "/livez"
-"""Served on METRICS_PORT by ``ferry.metrics.server``: fails when the event loop is wedged."""
+"""Served on METRICS_PORT by ``ferry._metrics.server``: fails when the event loop is wedged."""
 
 DRAIN_MARGIN_SECONDS: Final = 15
 """Grace beyond the drain budget: interpreter exit, lease release, the last log line."""

@@ -14,8 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ferry.errors import FerryError
-from ferry.tasks._cron import parse_cron
-from ferry.tasks.occurrences import next_occurrences, occurrences, validate_zone
+from ferry.tasks import next_occurrences, occurrences, parse_cron, validate_zone
 from ferry_operator.worker import job_name
 
 Body = Mapping[str, Any]

@@ -1,10 +1,14 @@
 """ferry: durable background work for Python on PostgreSQL.
 
-The public surface is exactly what is imported here; everything else is internal.
+The public surface is what this module exports, plus the documented submodules
+``ferry.drivers`` (the drivers and the driver protocol), ``ferry.tasks`` (cron),
+``ferry.testing`` (the harness), ``ferry.admin`` (the dashboard as an ASGI app) and
+``ferry.errors``. Every other module is ``_``-private and may change without notice.
 """
 
-from ferry.errors import FerryError
-from ferry.jobs import (
+from ferry._backfill import BackfillPage, backfill
+from ferry._clock import Clock, SystemClock
+from ferry._jobs import (
     AbortSignal,
     Concurrency,
     JobContext,
@@ -18,21 +22,48 @@ from ferry.jobs import (
     throw_if_aborted,
     use_connection,
 )
+from ferry._jobs.policy import Caps
+from ferry._jobs.verdict import NoRetry, RetryAfter
+from ferry._webhooks import (
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+    new_webhook_secret,
+    verify_webhook,
+    webhook,
+)
+from ferry._worker import JobWorker, job_worker
+from ferry.errors import FerryError
 from ferry.tasks import task
 
 __all__ = [
     "AbortSignal",
+    "BackfillPage",
+    "Caps",
+    "Clock",
     "Concurrency",
     "FerryError",
     "JobContext",
     "JobHandle",
+    "JobWorker",
+    "NoRetry",
     "Retry",
+    "RetryAfter",
     "Settled",
     "Step",
+    "SystemClock",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEvent",
+    "backfill",
     "define_api",
     "job",
+    "job_worker",
+    "new_webhook_secret",
     "set_job_driver",
     "task",
     "throw_if_aborted",
     "use_connection",
+    "verify_webhook",
+    "webhook",
 ]

@@ -18,10 +18,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ferry._jobs.declaration import JobHandle
+from ferry._jobs.registry import Api
 from ferry.errors import FerryError
-from ferry.jobs.declaration import JobHandle
-from ferry.jobs.registry import Api
-from ferry.tasks.declaration import Entry, TaskHandle, task
+from ferry.tasks._declaration import Entry, TaskHandle, task
 
 
 def tasks_from_document(document: Mapping[str, Any], api: Api) -> list[TaskHandle]:
@@ -80,7 +80,7 @@ def __getattr__(attribute: str) -> Api:
     """``ferry.scheduler_config:api`` — the app of ``FERRY_TASKS_APP`` with the file's tasks."""
     if attribute != "api":
         raise AttributeError(attribute)
-    from ferry.cli.app import load_app
+    from ferry._cli.app import load_app
 
     app = load_app(_required_env("FERRY_TASKS_APP"))
     tasks: Sequence[TaskHandle] = tasks_from_file(_required_env("FERRY_TASKS_FILE"), app)

@@ -13,11 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ferry.admin import Access, admin_app
-from ferry.clock import FrozenClock, SystemClock
-from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
-from ferry.jobs.facade import set_job_driver
-from ferry.scheduler import postgres_scheduler_store
+from ferry._admin import Access, admin_app
+from ferry._clock import FrozenClock, SystemClock
+from ferry._jobs.facade import set_job_driver
+from ferry._scheduler import postgres_scheduler_store
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
 HERE = Path(__file__).parent
 REPO = HERE.parents[1]
@@ -87,7 +87,7 @@ async def served(
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "ferry.cli",
+            "ferry",
             "admin",
             "--app",
             "cli_app",

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
-from ferry.drivers.postgres import PostgresJobDriver
+from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import RunFilter
 
 from .conftest import MANAGE_TOKEN, READ_TOKEN, REPO

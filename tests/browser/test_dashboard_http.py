@@ -9,9 +9,9 @@ import httpx
 import pytest
 
 from ferry import FerryError
-from ferry.admin import Access, admin_app
-from ferry.drivers.postgres import PostgresJobDriver
-from ferry.drivers.postgres.queries import Queries
+from ferry._admin import Access, admin_app
+from ferry.drivers import PostgresJobDriver
+from ferry.drivers._postgres.queries import Queries
 from ferry.drivers.protocol import RunFilter
 
 from .conftest import MANAGE_TOKEN, READ_TOKEN

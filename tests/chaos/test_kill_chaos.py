@@ -10,8 +10,8 @@ import asyncpg
 from worker import app
 from worker.processes import Fleet, WorkerProcess, eventually
 
-from ferry.drivers.postgres import PostgresJobDriver
-from ferry.jobs.facade import enqueue_many
+from ferry._jobs.facade import enqueue_many
+from ferry.drivers import PostgresJobDriver
 
 JOBS = 1_000
 WORKERS = 3

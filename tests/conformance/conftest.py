@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from ferry.clock import FrozenClock
+from ferry._clock import FrozenClock
 from ferry.drivers.protocol import JobDriver
 from ferry.testing import Harness
 
@@ -26,13 +26,13 @@ async def driver(
 ) -> AsyncIterator[JobDriver]:
     """A fresh, empty driver of each kind, on the test's frozen clock."""
     if request.param == "memory":
-        from ferry.drivers.memory import memory_job_driver
+        from ferry.drivers import memory_job_driver
 
         memory = memory_job_driver(clock=clock)
         yield memory
         await memory.close()
         return
-    from ferry.drivers.postgres import postgres_job_driver
+    from ferry.drivers import postgres_job_driver
 
     postgres = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
     yield postgres

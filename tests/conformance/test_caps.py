@@ -6,11 +6,11 @@ import pytest
 from pydantic import BaseModel
 
 from ferry import FerryError, job
+from ferry._jobs.execute import execute_job
+from ferry._jobs.observer import ExecutionReport
+from ferry._worker import Caps
 from ferry.drivers.protocol import ClaimedJob, ClaimOptions
-from ferry.jobs.execute import execute_job
-from ferry.jobs.observer import ExecutionReport
 from ferry.testing import Harness
-from ferry.worker import Caps
 
 LEASE = 30_000
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ferry import FerryError
-from ferry.clock import FrozenClock
+from ferry._clock import FrozenClock
 from ferry.drivers.protocol import ClaimOptions, JobDriver, RunFilter
 from ferry.testing import Harness
 

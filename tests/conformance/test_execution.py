@@ -8,11 +8,11 @@ from collections.abc import Callable
 import pytest
 
 from ferry import FerryError
-from ferry.clock import FrozenClock
+from ferry._clock import FrozenClock
+from ferry._jobs.execute import execute_job
+from ferry._jobs.observer import ExecutionReport
+from ferry._jobs.signal import AbortSignal
 from ferry.drivers.protocol import ClaimedJob, ClaimOptions
-from ferry.jobs.execute import execute_job
-from ferry.jobs.observer import ExecutionReport
-from ferry.jobs.signal import AbortSignal
 from ferry.testing import Harness
 
 from . import jobs_fixture

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 
 from ferry import FerryError
-from ferry.clock import FrozenClock
+from ferry._clock import FrozenClock
+from ferry._jobs.execute import execute_job
 from ferry.drivers.protocol import ClaimOptions, JobError, NackOptions, RunFilter
-from ferry.jobs.execute import execute_job
 from ferry.testing import Harness
 
 from .jobs_fixture import effects, flaky, reset

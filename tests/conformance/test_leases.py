@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ferry.clock import FrozenClock
+from ferry._clock import FrozenClock
 from ferry.drivers.protocol import JobDriver
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ferry.clock import FrozenClock
+from ferry._clock import FrozenClock
 from ferry.drivers.protocol import RunFilter
 from ferry.testing import Harness
 

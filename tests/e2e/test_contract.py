@@ -25,7 +25,7 @@ from typing import Any
 from control_plane import REPO, ControlPlane, free_port
 from e2e_helpers import wait_for
 
-from ferry.drivers.postgres import postgres_job_driver
+from ferry.drivers import postgres_job_driver
 from ferry.drivers.protocol import RunFilter
 
 NAMESPACE = "ferry-contract"

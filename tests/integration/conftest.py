@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
-from ferry.testing.harness import Harness
+from ferry._clock import FrozenClock
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
+from ferry.testing import Harness
 
 
 @pytest.fixture

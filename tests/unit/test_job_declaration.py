@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from ferry import Concurrency, FerryError, Retry, define_api, job
-from ferry.jobs.declaration import JobHandle
+from ferry._jobs.declaration import JobHandle
 
 
 class Org(BaseModel):

@@ -11,9 +11,9 @@ from uuid import UUID
 import pytest
 
 from ferry import FerryError
+from ferry._clock import FrozenClock
 from ferry._duration import to_ms
-from ferry.clock import FrozenClock
-from ferry.jobs.payload import to_json
+from ferry._jobs.payload import to_json
 
 
 class Colour(Enum):

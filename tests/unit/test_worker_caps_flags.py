@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ferry import FerryError
-from ferry.cli import build_parser
-from ferry.cli.worker_command import caps_from
-from ferry.worker import Caps
+from ferry._cli import build_parser
+from ferry._cli.worker_command import caps_from
+from ferry._worker import Caps
 
 
 def parse(*words: str) -> Caps | None:

@@ -1,7 +1,42 @@
-"""Job drivers: where runs are stored. ``set_job_driver`` swaps them without touching jobs."""
+"""Job drivers: where runs are stored. ``set_job_driver`` swaps them without touching jobs.
 
-from ferry.drivers.memory import memory_job_driver
-from ferry.drivers.postgres import postgres_job_driver
-from ferry.drivers.protocol import JobDriver
+Each driver loads on first use (``ferry.drivers.postgres_job_driver`` imports asyncpg only
+when touched), so ``import ferry`` loads no database client. ``ferry.drivers.protocol`` is
+the driver protocol: the seam a driver implements and the values that cross it.
+"""
 
-__all__ = ["JobDriver", "memory_job_driver", "postgres_job_driver"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ferry.drivers.protocol import JobDriver, RunFilter
+
+if TYPE_CHECKING:
+    from ferry.drivers._memory import MemoryJobDriver, memory_job_driver
+    from ferry.drivers._postgres import PostgresJobDriver, postgres_job_driver
+
+_LAZY = {
+    "MemoryJobDriver": "ferry.drivers._memory",
+    "memory_job_driver": "ferry.drivers._memory",
+    "PostgresJobDriver": "ferry.drivers._postgres",
+    "postgres_job_driver": "ferry.drivers._postgres",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a driver the first time its name is used."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ferry.drivers' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "JobDriver",
+    "MemoryJobDriver",
+    "PostgresJobDriver",
+    "RunFilter",
+    "memory_job_driver",
+    "postgres_job_driver",
+]

@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from ferry.clock import Clock
+from ferry._clock import Clock
 
 JsonValue: TypeAlias = Any
-"""A value with a JSON form (checked by ``ferry.jobs.payload``; ``Any`` for mypy's sake)."""
+"""A value with a JSON form (checked by ``ferry._jobs.payload``; ``Any`` for mypy's sake)."""
 
 JobState = Literal["queued", "running", "sleeping", "completed", "dead", "cancelled"]
 JOB_STATES: tuple[JobState, ...] = (

@@ -5,7 +5,7 @@
 test) and ``ferry_clock`` (its ``FrozenClock``).
 """
 
-from ferry.clock import FrozenClock
-from ferry.testing.harness import Harness, StepTrace, Trace
+from ferry._clock import FrozenClock
+from ferry.testing._harness import Harness, StepTrace, Trace
 
 __all__ = ["FrozenClock", "Harness", "StepTrace", "Trace"]

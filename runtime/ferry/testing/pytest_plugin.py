@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.testing.harness import Harness
+from ferry._clock import FrozenClock
+from ferry.testing._harness import Harness
 
 
 @pytest.fixture

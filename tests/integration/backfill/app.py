@@ -15,7 +15,7 @@ from typing import Any
 import asyncpg
 from pydantic import BaseModel
 
-from ferry.backfill import BackfillPage, backfill
+from ferry._backfill import BackfillPage, backfill
 from ferry.drivers.protocol import JsonValue
 
 TABLES = """

@@ -9,13 +9,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from ferry.backfill import BackfillPage, backfill
-from ferry.clock import FrozenClock
-from ferry.drivers.memory import memory_job_driver
-from ferry.drivers.postgres import postgres_job_driver
+from ferry._backfill import BackfillPage, backfill
+from ferry._clock import FrozenClock
+from ferry._jobs.policy import Retry
+from ferry.drivers import memory_job_driver, postgres_job_driver
 from ferry.drivers.protocol import BackfillCheckpoint, JobDriver, JsonValue, Progress
-from ferry.jobs.policy import Retry
-from ferry.testing.harness import Harness
+from ferry.testing import Harness
 
 SOURCE = list(range(1, 26))
 FETCHED: list[JsonValue] = []

@@ -12,15 +12,15 @@ import asyncpg
 import pytest
 from role_process import free_port
 
-from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
+from ferry._jobs.facade import set_job_driver
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
 from ferry.drivers.protocol import Progress
-from ferry.jobs.facade import set_job_driver
 
 from .app import TABLES, copy_rows
 
 INTEGRATION_DIR = Path(__file__).resolve().parents[1]
 REPO = Path(__file__).resolve().parents[3]
-CLI = "import sys; from ferry.cli import main; sys.exit(main())"
+CLI = "import sys; from ferry._cli import main; sys.exit(main())"
 ROWS = 200
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ferry import JobContext, Retry, Step, job, task, throw_if_aborted
-from ferry.clock import FrozenClock
+from ferry._clock import FrozenClock
 from ferry.drivers.protocol import JobDriver
 from ferry.testing import Harness
 

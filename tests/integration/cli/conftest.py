@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
+from ferry._clock import FrozenClock
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
 HERE = Path(__file__).parent
 REPO = HERE.parents[2]
@@ -63,7 +63,7 @@ def ferry(postgres_dsn: str, pg_schema: str) -> Ferry:
 
     def run(*args: str, env: dict[str, str] | None = None) -> Result:
         done = subprocess.run(
-            [sys.executable, "-m", "ferry.cli", *args],
+            [sys.executable, "-m", "ferry", *args],
             env=env or cli_env(postgres_dsn, pg_schema),
             cwd=REPO,
             capture_output=True,

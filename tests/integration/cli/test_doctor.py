@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ferry.drivers.postgres import PostgresJobDriver
+from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import ClaimOptions
 
 from .conftest import Ferry, cli_env, golden
@@ -62,8 +62,8 @@ async def test_doctor_reports_an_unreachable_database(
 async def test_doctor_names_the_scheduler_leader_and_reports_when_none_leads(
     ferry: Ferry, seeded: PostgresJobDriver, postgres_dsn: str, pg_schema: str
 ) -> None:
-    from ferry.clock import SystemClock
-    from ferry.scheduler import TaskTick, postgres_scheduler_store
+    from ferry._clock import SystemClock
+    from ferry._scheduler import TaskTick, postgres_scheduler_store
 
     clock = SystemClock()
     store = postgres_scheduler_store(postgres_dsn, schema=pg_schema, clock=clock)

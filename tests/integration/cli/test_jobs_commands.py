@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ferry.drivers.postgres import PostgresJobDriver
+from ferry._jobs.facade import set_job_driver
+from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import ClaimOptions
-from ferry.jobs.facade import set_job_driver
 
 from .conftest import Ferry, cli_env, golden
 

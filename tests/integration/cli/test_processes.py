@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 from role_process import free_port
 
-from ferry.clock import SystemClock
-from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
-from ferry.jobs.facade import set_job_driver
+from ferry._clock import SystemClock
+from ferry._jobs.facade import set_job_driver
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
 from .conftest import REPO, Ferry, cli_env
 
@@ -38,7 +38,7 @@ async def spawn(args: list[str], env: dict[str, str], log: Path) -> asyncio.subp
         return await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "ferry.cli",
+            "ferry",
             *args,
             env=env,
             cwd=REPO,

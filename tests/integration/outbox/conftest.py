@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.outbox import PostgresOutbox, postgres_outbox
+from ferry._clock import FrozenClock
+from ferry._outbox import PostgresOutbox, postgres_outbox
 
 
 @pytest.fixture

@@ -10,12 +10,12 @@ import pytest
 from pydantic import BaseModel
 
 from ferry import define_api, job
-from ferry.clock import FrozenClock
-from ferry.drivers.postgres import PostgresJobDriver
+from ferry._clock import FrozenClock
+from ferry._outbox import JobOutboxPublisher, OutboxEntry, OutboxRelay, PostgresOutbox
+from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import RunFilter
 from ferry.errors import FerryError
-from ferry.outbox import JobOutboxPublisher, OutboxEntry, OutboxRelay, PostgresOutbox
-from ferry.testing.harness import Harness
+from ferry.testing import Harness
 
 RECEIPTS_SENT: list[str] = []
 

@@ -15,11 +15,11 @@ import asyncpg
 import pytest
 from role_process import free_port
 
-from ferry.outbox import postgres_outbox
+from ferry._outbox import postgres_outbox
 
 INTEGRATION_DIR = Path(__file__).resolve().parents[1]
 REPO = Path(__file__).resolve().parents[3]
-CLI = "import sys; from ferry.cli import main; sys.exit(main())"
+CLI = "import sys; from ferry._cli import main; sys.exit(main())"
 
 
 def on_database(dsn: str, database: str) -> str:

@@ -8,9 +8,9 @@ from typing import Any
 
 import asyncpg
 
-from ferry.clock import FrozenClock
-from ferry.drivers.postgres import PostgresJobDriver
-from ferry.drivers.postgres.queries import Queries
+from ferry._clock import FrozenClock
+from ferry.drivers import PostgresJobDriver
+from ferry.drivers._postgres.queries import Queries
 from ferry.drivers.protocol import ClaimOptions, JobError, NackOptions
 
 from .helpers import send

@@ -9,9 +9,9 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 import asyncpg
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.drivers.postgres import PostgresJobDriver
-from ferry.drivers.postgres.queries import channel_for
+from ferry._clock import FrozenClock
+from ferry.drivers import PostgresJobDriver
+from ferry.drivers._postgres.queries import channel_for
 from ferry.errors import FerryError
 
 from .helpers import eventually, send

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ferry.drivers.postgres import PostgresJobDriver
+from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import RunFilter
 from ferry.errors import FerryError
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from ferry.clock import FrozenClock
-from ferry.drivers.postgres import PostgresJobDriver
+from ferry._clock import FrozenClock
+from ferry.drivers import PostgresJobDriver
 
 
 async def _contend(driver: PostgresJobDriver, key: str, holders: list[str], limit: int) -> int:

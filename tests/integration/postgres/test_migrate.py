@@ -7,8 +7,8 @@ import asyncio
 import asyncpg
 import pytest
 
-from ferry.drivers.postgres import postgres_job_driver
-from ferry.drivers.postgres.migrate import known_migrations
+from ferry.drivers import postgres_job_driver
+from ferry.drivers._postgres.migrate import known_migrations
 from ferry.errors import FerryError
 
 

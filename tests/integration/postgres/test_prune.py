@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncpg
 
-from ferry.clock import FrozenClock
-from ferry.drivers.postgres import PostgresJobDriver
+from ferry._clock import FrozenClock
+from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import AckOptions, ClaimOptions, NackOptions, StepRecord
 
 from .helpers import send

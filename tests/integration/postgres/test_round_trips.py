@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
+from ferry._clock import FrozenClock
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimOptions,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ferry.clock import FrozenClock
-from ferry.drivers.postgres import PostgresJobDriver
+from ferry._clock import FrozenClock
+from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimOptions,

@@ -12,11 +12,11 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.drivers.postgres import PostgresJobDriver, QueueWake, postgres_job_driver
-from ferry.drivers.postgres.database import wake_application_name
-from ferry.drivers.postgres.queries import channel_for
-from ferry.drivers.postgres.wake import IDLE_POLL_MAX_MS, IDLE_POLL_MAX_WAKE_PROVEN_MS
+from ferry._clock import FrozenClock
+from ferry.drivers._postgres import PostgresJobDriver, QueueWake, postgres_job_driver
+from ferry.drivers._postgres.database import wake_application_name
+from ferry.drivers._postgres.queries import channel_for
+from ferry.drivers._postgres.wake import IDLE_POLL_MAX_MS, IDLE_POLL_MAX_WAKE_PROVEN_MS
 
 from .helpers import eventually, send
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
 from .processes import Schedulers
 

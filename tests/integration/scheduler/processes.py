@@ -71,7 +71,7 @@ class Schedulers:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "ferry.cli",
+                "ferry",
                 "scheduler",
                 "--app",
                 APP,

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.scheduler import PostgresSchedulerStore, TaskTick, postgres_scheduler_store
+from ferry._clock import FrozenClock
+from ferry._scheduler import PostgresSchedulerStore, TaskTick, postgres_scheduler_store
 
 START = 1_767_225_600_000
 TTL = 30_000

@@ -8,17 +8,16 @@ from dataclasses import dataclass
 
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.drivers.memory import memory_job_driver
-from ferry.drivers.postgres import postgres_job_driver
-from ferry.drivers.protocol import JobDriver, RunFilter
-from ferry.scheduler import (
+from ferry._clock import FrozenClock
+from ferry._scheduler import (
     MemorySchedulerStore,
     Scheduler,
     SchedulerStore,
     postgres_scheduler_store,
 )
-from ferry.tasks.declaration import CatchUp
+from ferry.drivers import memory_job_driver, postgres_job_driver
+from ferry.drivers.protocol import JobDriver, RunFilter
+from ferry.tasks._declaration import CatchUp
 
 from .digest import digest_task
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import asyncpg
 
-from ferry.drivers.postgres import PostgresJobDriver
+from ferry.drivers import PostgresJobDriver
 
 from .processes import TICK_S, SchedulerProcess, Schedulers, eventually
 

@@ -8,9 +8,9 @@ import sys
 import time
 from typing import Any
 
-from ferry.clock import SystemClock
-from ferry.drivers.postgres import PostgresJobDriver
-from ferry.scheduler import TaskTick, postgres_scheduler_store
+from ferry._clock import SystemClock
+from ferry._scheduler import TaskTick, postgres_scheduler_store
+from ferry.drivers import PostgresJobDriver
 
 from .processes import APP, REPO, cli_env
 
@@ -36,7 +36,7 @@ async def ferry(dsn: str, schema: str, *words: str) -> tuple[int, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "ferry.cli",
+        "ferry",
         *words,
         "--app",
         APP,

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.webhooks import PostgresWebhookLedger, postgres_webhook_ledger
+from ferry._clock import FrozenClock
+from ferry._webhooks.postgres_ledger import PostgresWebhookLedger, postgres_webhook_ledger
 
 from .receiver import Receiver
 

@@ -10,15 +10,11 @@ from typing import Any
 
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.drivers.protocol import ClaimOptions, RunDetail
-from ferry.errors import FerryError
-from ferry.jobs.declaration import JobHandle
-from ferry.jobs.execute import execute_job
-from ferry.jobs.policy import Retry
-from ferry.testing.harness import Harness
-from ferry.webhooks import (
-    PostgresWebhookLedger,
+from ferry._clock import FrozenClock
+from ferry._jobs.declaration import JobHandle
+from ferry._jobs.execute import execute_job
+from ferry._jobs.policy import Retry
+from ferry._webhooks import (
     WebhookDelivery,
     WebhookEndpoint,
     WebhookEvent,
@@ -28,6 +24,10 @@ from ferry.webhooks import (
     verify_webhook,
     webhook,
 )
+from ferry._webhooks.postgres_ledger import PostgresWebhookLedger
+from ferry.drivers.protocol import ClaimOptions, RunDetail
+from ferry.errors import FerryError
+from ferry.testing._harness import Harness
 
 from .receiver import Receiver
 

@@ -15,9 +15,9 @@ import asyncpg
 from pydantic import BaseModel
 
 from ferry import Concurrency, Retry, job
-from ferry.jobs.context import JobContext
-from ferry.jobs.signal import AbortSignal
-from ferry.jobs.step import Step
+from ferry._jobs.context import JobContext
+from ferry._jobs.signal import AbortSignal
+from ferry._jobs.step import Step
 
 EFFECT_TABLES = """
 CREATE TABLE IF NOT EXISTS {schema}.effects (

@@ -9,8 +9,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
-from ferry.jobs.facade import set_job_driver
+from ferry._jobs.facade import set_job_driver
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
 from .app import EFFECT_TABLES
 from .processes import Fleet

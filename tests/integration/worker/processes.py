@@ -1,4 +1,4 @@
-"""Real worker processes for the tests: spawn ``python -m ferry.cli worker``, signal, scrape.
+"""Real worker processes for the tests: spawn ``python -m ferry worker``, signal, scrape.
 
 Each worker runs ``--app worker.app`` (this folder's app) against the test's schema with
 short leases, writes its log to a file, and serves ``/metrics`` and ``/livez`` on a free
@@ -62,7 +62,7 @@ class Fleet:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "ferry.cli",
+                "ferry",
                 "run" if via_role else "worker",
                 "--app",
                 APP,

@@ -8,11 +8,10 @@ from typing import Any
 import asyncpg
 import pytest
 
-from ferry.drivers.memory import MemoryJobDriver
-from ferry.drivers.postgres import PostgresJobDriver
+from ferry._jobs.facade import enqueue_many
+from ferry._worker import job_worker
+from ferry.drivers import MemoryJobDriver, PostgresJobDriver
 from ferry.errors import FerryError
-from ferry.jobs.facade import enqueue_many
-from ferry.worker import job_worker
 
 from . import app
 from .processes import Fleet, eventually

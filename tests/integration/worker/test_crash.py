@@ -6,7 +6,7 @@ import time
 
 import asyncpg
 
-from ferry.drivers.postgres import PostgresJobDriver
+from ferry.drivers import PostgresJobDriver
 
 from . import app
 from .processes import Fleet, eventually

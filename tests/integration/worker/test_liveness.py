@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import socket
 
-from ferry.drivers.postgres import PostgresJobDriver
-from ferry.jobs.facade import enqueue_many
+from ferry._jobs.facade import enqueue_many
+from ferry.drivers import PostgresJobDriver
 
 from . import app
 from .processes import Fleet, eventually

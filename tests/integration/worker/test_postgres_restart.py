@@ -13,8 +13,8 @@ import pytest
 from pgserver._commands import pg_ctl
 from pgserver.postgres_server import PostgresServer
 
-from ferry.drivers.postgres import PostgresJobDriver
-from ferry.jobs.facade import enqueue_many, set_job_driver
+from ferry._jobs.facade import enqueue_many, set_job_driver
+from ferry.drivers import PostgresJobDriver
 
 from . import app
 from .conftest import prepare_schema

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from ferry.clock import FrozenClock
-from ferry.drivers.postgres import postgres_job_driver
+from ferry._clock import FrozenClock
+from ferry._worker.settle_batch import Settle, SettleBatch
+from ferry.drivers import postgres_job_driver
 from ferry.drivers.protocol import AckOptions, ClaimOptions, EnqueueRequest, NackOptions
-from ferry.worker.settle_batch import Settle, SettleBatch
 
 
 async def test_a_burst_of_settles_rides_in_few_statements_and_each_answer_is_its_own(

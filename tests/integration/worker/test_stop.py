@@ -7,11 +7,11 @@ import asyncio
 import asyncpg
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.drivers.postgres import PostgresJobDriver, postgres_job_driver
-from ferry.jobs.facade import set_job_driver
-from ferry.jobs.observer import ExecutionObserver, ExecutionReport
-from ferry.worker import job_worker
+from ferry._clock import FrozenClock
+from ferry._jobs.facade import set_job_driver
+from ferry._jobs.observer import ExecutionObserver, ExecutionReport
+from ferry._worker import job_worker
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
 from . import app
 from .processes import eventually

@@ -11,7 +11,7 @@ from operator_bodies import durable_job, scheduled_task
 
 from ferry.errors import FerryError
 from ferry.tasks._cron import parse_cron
-from ferry.tasks.occurrences import validate_zone
+from ferry.tasks._occurrences import validate_zone
 from ferry_operator.names import TASKS_DIGEST, TASKS_FILE
 from ferry_operator.schedule import plan_scheduler
 from ferry_operator.scheduler import scheduler_deployment, tasks_configmap

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from ferry import job
-from ferry.tasks.declaration import CatchUp, TaskHandle
+from ferry.tasks._declaration import CatchUp, TaskHandle
 
 
 class DigestInput(BaseModel):

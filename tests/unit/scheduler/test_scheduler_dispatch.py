@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from digest_tasks import digest_task, send_digest
 
-from ferry.clock import FrozenClock
-from ferry.drivers.memory import MemoryJobDriver, memory_job_driver
+from ferry._clock import FrozenClock
+from ferry._scheduler import Dispatcher, LeaseLeader, MemorySchedulerStore, planned_fires
+from ferry.drivers import MemoryJobDriver, memory_job_driver
 from ferry.drivers.protocol import RunFilter
 from ferry.errors import FerryError
-from ferry.scheduler import Dispatcher, LeaseLeader, MemorySchedulerStore, planned_fires
-from ferry.tasks.declaration import CatchUp, TaskHandle
-from ferry.tasks.occurrences import occurrences
+from ferry.tasks._declaration import CatchUp, TaskHandle
+from ferry.tasks._occurrences import occurrences
 
 HOUR = 3_600_000
 DAY = 24 * HOUR

@@ -10,9 +10,9 @@ import pytest
 from digest_tasks import digest_task, send_digest
 
 from ferry import task
-from ferry.clock import FrozenClock
+from ferry._clock import FrozenClock
 from ferry.drivers.protocol import RunFilter
-from ferry.tasks import declaration
+from ferry.tasks import _declaration as declaration
 from ferry.testing import Harness
 
 

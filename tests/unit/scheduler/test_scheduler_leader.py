@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from ferry.clock import FrozenClock
-from ferry.scheduler import LeaseLeader, MemorySchedulerStore
+from ferry._clock import FrozenClock
+from ferry._scheduler import LeaseLeader, MemorySchedulerStore
 
 TTL = 30_000
 

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 import pytest
 from digest_tasks import digest_task
 
-from ferry.clock import FrozenClock
-from ferry.drivers.memory import MemoryJobDriver
+from ferry._clock import FrozenClock
+from ferry._scheduler import MemorySchedulerStore, Scheduler
+from ferry.drivers import MemoryJobDriver
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, RunFilter
 from ferry.errors import FerryError
-from ferry.scheduler import MemorySchedulerStore, Scheduler
 
 START = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 FIRST_3AM = START + 3 * 3_600_000

@@ -8,10 +8,10 @@ import pytest
 from digest_tasks import digest_task
 from prometheus_client import CollectorRegistry
 
-from ferry.clock import FrozenClock
-from ferry.drivers.memory import MemoryJobDriver
-from ferry.metrics import SchedulerMetrics
-from ferry.scheduler import MemorySchedulerStore, Scheduler
+from ferry._clock import FrozenClock
+from ferry._metrics import SchedulerMetrics
+from ferry._scheduler import MemorySchedulerStore, Scheduler
+from ferry.drivers import MemoryJobDriver
 
 START = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 HOUR_MS = 3_600_000

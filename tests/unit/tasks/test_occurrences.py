@@ -20,7 +20,7 @@ import pytest
 
 from ferry.errors import FerryError
 from ferry.tasks import occurrences
-from ferry.tasks.occurrences import next_occurrences, validate_zone
+from ferry.tasks._occurrences import next_occurrences, validate_zone
 
 MINUTE_MS = 60_000
 HOUR_MS = 60 * MINUTE_MS

@@ -1,0 +1,74 @@
+"""``ferry admin``: serve the jobs dashboard at ``/admin/jobs`` until SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+from typing import Any
+
+from ferry._admin import Access, admin_app
+from ferry._admin.serve import embedded_server
+from ferry._cli.app import load_app
+from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.envelope import Outcome
+from ferry._cli.scheduler_command import open_scheduler_store
+from ferry._jobs.facade import set_job_driver
+
+logger = logging.getLogger("ferry.admin")
+
+
+def dashboard_options(parser: argparse.ArgumentParser, *, default_port: int) -> None:
+    """Where the dashboard listens and who may use it (shared with ``ferry dev``)."""
+    env = os.environ.get
+    parser.add_argument("--host", default=env("ADMIN_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(env("ADMIN_PORT", default_port)))
+    parser.add_argument(
+        "--token-read", default=None, help="job:read token ($FERRY_ADMIN_TOKEN_READ)"
+    )
+    parser.add_argument(
+        "--token-manage", default=None, help="job:manage token ($FERRY_ADMIN_TOKEN_MANAGE)"
+    )
+    parser.add_argument(
+        "--insecure-dev",
+        action="store_true",
+        help="serve without any token (your own machine only)",
+    )
+
+
+def register(subparsers: Any) -> None:
+    """Add ``ferry admin``."""
+    admin = subparsers.add_parser("admin", help="serve the jobs dashboard at /admin/jobs")
+    add_database_options(admin)
+    admin.add_argument("--app", default=None, help="module[:api] whose tasks to show ($FERRY_APP)")
+    dashboard_options(admin, default_port=8080)
+    admin.set_defaults(handler=run_admin, command_path=["admin"])
+
+
+async def run_admin(args: argparse.Namespace) -> Outcome:
+    """Serve the dashboard until SIGTERM/SIGINT."""
+    # Refused before any connection: a dashboard without a token serves nothing.
+    access = Access.from_options(args.token_read, args.token_manage, insecure_dev=args.insecure_dev)
+    tasks = (
+        list(load_app(args.app).tasks.values()) if args.app or os.environ.get("FERRY_APP") else []
+    )
+    driver = await open_driver(args)
+    set_job_driver(driver)
+    store = await open_scheduler_store(args, driver)
+    server = embedded_server(
+        admin_app(driver, access=access, tasks=tasks, scheduler_store=store),
+        host=args.host,
+        port=args.port,
+    )
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))
+    logger.info("jobs.admin.serving", extra={"url": f"http://{args.host}:{args.port}/admin/jobs"})
+    try:
+        await server.serve()
+    finally:
+        await store.close()
+        await driver.close()
+    return Outcome("admin", "dashboard stopped")

@@ -1,0 +1,92 @@
+"""``ferry dev``: the whole app in one process — worker, scheduler and the dashboard.
+
+On ``DATABASE_URL`` when it is set, otherwise on the embedded PostgreSQL under
+``.ferry/pgdata``: the same Postgres driver either way. Meant for a laptop, so without a
+token it makes one up and prints it; ``--insecure-dev`` drops the token altogether.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import sys
+from typing import Any
+
+from ferry._admin import Access, admin_app
+from ferry._admin.serve import embedded_server
+from ferry._cli.admin_command import dashboard_options
+from ferry._cli.app import load_app
+from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.envelope import Outcome
+from ferry._cli.scheduler_command import open_scheduler_store
+from ferry._jobs.facade import set_job_driver
+from ferry._scheduler import Scheduler
+from ferry._worker import job_worker, run_until_signalled
+
+
+def register(subparsers: Any) -> None:
+    """Add ``ferry dev``."""
+    dev = subparsers.add_parser(
+        "dev", help="worker + scheduler + dashboard in one process (embedded Postgres)"
+    )
+    add_database_options(dev)
+    dev.add_argument("--app", default=None, help="module[:api] with the jobs and tasks")
+    dev.add_argument("--concurrency", type=int, default=10)
+    dev.add_argument("--lease-seconds", type=float, default=30.0)
+    dev.add_argument("--drain-seconds", type=float, default=5.0)
+    dashboard_options(dev, default_port=8000)
+    dev.set_defaults(handler=run_dev, command_path=["dev"])
+
+
+async def run_dev(args: argparse.Namespace) -> Outcome:
+    """Worker, scheduler and dashboard until SIGTERM/SIGINT drains the worker."""
+    api = load_app(args.app)
+    token = args.token_manage or os.environ.get("FERRY_ADMIN_TOKEN_MANAGE")
+    if token is None and not args.insecure_dev:
+        token = secrets.token_urlsafe(16)
+    access = Access.from_options(args.token_read, token, insecure_dev=args.insecure_dev)
+    if not (args.database_url or os.environ.get("DATABASE_URL")):
+        from ferry._embedded import embedded_database_url
+
+        args.database_url = embedded_database_url()
+    driver = await open_driver(args)
+    set_job_driver(driver)
+    store = await open_scheduler_store(args, driver)
+    worker = job_worker(
+        driver=driver,
+        jobs=api.jobs.values(),
+        concurrency=args.concurrency,
+        lease_ms=int(args.lease_seconds * 1000),
+        drain_seconds=args.drain_seconds,
+    )
+    scheduler = (
+        Scheduler(driver=driver, store=store, tasks=api.tasks.values()) if api.tasks else None
+    )
+    server = embedded_server(
+        admin_app(driver, access=access, tasks=list(api.tasks.values()), scheduler_store=store),
+        host=args.host,
+        port=args.port,
+    )
+    url = f"http://{args.host}:{args.port}/admin/jobs"
+    sys.stderr.write(
+        f"ferry dev: {len(api.jobs)} job(s), {len(api.tasks)} task(s) on schema "
+        f"{driver.schema!r}\ndashboard: {url}"
+        + (f"  (token: {token})" if token and not args.insecure_dev else "  (no token)")
+        + "\n"
+    )
+    scheduling = asyncio.create_task(scheduler.run()) if scheduler is not None else None
+    serving = asyncio.create_task(server.serve())
+    try:
+        # The worker owns SIGTERM/SIGINT; once its drain is done the rest stops with it.
+        await run_until_signalled(worker)
+    finally:
+        if scheduler is not None and scheduling is not None:
+            scheduler.drain()
+            await scheduling
+        server.should_exit = True
+        await serving
+        await store.close()
+        await driver.close()
+    return Outcome("dev", "ferry dev stopped")

@@ -1,0 +1,196 @@
+"""``ferry doctor``: is this ferry healthy? The database, migrations, leader, leases, clock.
+
+Each check is one line of the report and, when it fails, one finding with its ``X_*``
+code. The doctor changes nothing: it reads the migration ledger before any driver would
+apply migrations, and runs the remaining checks only on an up-to-date schema.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import asyncpg
+
+from ferry._admin.filters import instant
+from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.envelope import Outcome
+from ferry._cli.scheduler_command import open_scheduler_store
+from ferry._cli.tables import table
+from ferry._clock import SystemClock
+from ferry.drivers._postgres.migrate import pending_migrations
+from ferry.drivers._postgres.queries import Queries
+from ferry.drivers.protocol import RunFilter
+from ferry.errors import FerryError
+
+STUCK_SHOWN = 20
+"""How many stuck run ids the report names (the count is always exact up to 500)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One line of the report."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+def register(subparsers: Any) -> None:
+    """Add ``ferry doctor``."""
+    doctor = subparsers.add_parser(
+        "doctor", help="check the database, migrations, leader, stuck leases and clock skew"
+    )
+    add_database_options(doctor)
+    doctor.add_argument(
+        "--max-skew-ms",
+        type=int,
+        default=1_000,
+        help="largest clock difference with the database that passes (default 1000)",
+    )
+    doctor.set_defaults(handler=run_doctor, command_path=["doctor"])
+
+
+async def run_doctor(args: argparse.Namespace) -> Outcome:
+    """Run every check; a failed one is a finding and makes the exit non-zero."""
+    dsn = args.database_url or os.environ.get("DATABASE_URL")
+    if not dsn:
+        raise FerryError(
+            "X_DRIVER_UNSET",
+            "`ferry doctor` needs a database and DATABASE_URL is not set",
+            "export DATABASE_URL=postgresql://user:pass@host/db (or pass --database-url)",
+        )
+    checks: list[Check] = []
+    findings: list[dict[str, str]] = []
+
+    def failed(name: str, error: FerryError) -> None:
+        checks.append(Check(name, False, error.message))
+        findings.append(error.to_dict())
+
+    pending = await _schema_checks(dsn, Queries(args.schema), checks, failed)
+    if pending == []:
+        await _runtime_checks(args, checks, failed)
+    ok = not findings
+    text = table(
+        None,
+        ["check", "", "detail"],
+        [(c.name, "ok" if c.ok else "FAIL", c.detail) for c in checks],
+    )
+    return Outcome(
+        "doctor",
+        "all checks passed" if ok else f"{len(findings)} check(s) failed",
+        {"checks": [asdict(c) for c in checks]},
+        findings,
+        ok=ok,
+        text=text,
+    )
+
+
+async def _schema_checks(
+    dsn: str, queries: Queries, checks: list[Check], failed: Any
+) -> list[int] | None:
+    """Reachability and migrations; answers the pending versions (None: unreachable)."""
+    try:
+        connection = await asyncpg.connect(dsn, timeout=10)
+    except (OSError, asyncpg.PostgresError, TimeoutError) as unreachable:
+        failed(
+            "database",
+            FerryError(
+                "X_DB_UNREACHABLE",
+                f"cannot connect to the database: {type(unreachable).__name__}: {unreachable}",
+                "check DATABASE_URL, the network path and that the server is up",
+            ),
+        )
+        return None
+    try:
+        version = await connection.fetchval("SHOW server_version")
+        checks.append(Check("database", True, f"PostgreSQL {version}"))
+        pending = await pending_migrations(connection, queries)
+    finally:
+        await connection.close()
+    if pending:
+        failed(
+            "migrations",
+            FerryError(
+                "X_MIGRATIONS_PENDING",
+                f'schema "{queries.schema}" lacks migration(s) {", ".join(map(str, pending))}',
+                "run `ferry migrate` (every ferry process also applies them at start)",
+            ),
+        )
+    else:
+        checks.append(Check("migrations", True, f'schema "{queries.schema}" is up to date'))
+    return pending
+
+
+async def _runtime_checks(args: argparse.Namespace, checks: list[Check], failed: Any) -> None:
+    """Leader, stuck leases and clock skew, read through the driver and the scheduler store."""
+    driver = await open_driver(args)
+    store = await open_scheduler_store(args, driver)
+    try:
+        now = driver.clock.now_ms()
+        leader = await store.leader(now_ms=now)
+        if leader is not None:
+            checks.append(
+                Check(
+                    "scheduler leader",
+                    True,
+                    f"{leader.holder} until {instant(leader.expires_at_ms)}",
+                )
+            )
+        elif await store.ticks():
+            failed(
+                "scheduler leader",
+                FerryError(
+                    "X_NO_SCHEDULER_LEADER",
+                    "tasks have been dispatched on this schema, but no scheduler holds the "
+                    "leader lease now, so no task fires",
+                    "check the scheduler Deployment (ROLE=scheduler) runs and reaches the database",
+                ),
+            )
+        else:
+            checks.append(
+                Check("scheduler leader", True, "no tasks dispatched here yet; none needed")
+            )
+
+        stuck = await driver.introspect.list_runs(RunFilter(lease_expired=True, limit=500))
+        if stuck:
+            ids = ", ".join(r.id for r in stuck[:STUCK_SHOWN])
+            failed(
+                "stuck leases",
+                FerryError(
+                    "X_STUCK_LEASES",
+                    f"{len(stuck)} running run(s) hold a lapsed lease no worker took over: {ids}",
+                    "check workers for those queues are running and the queues are not paused "
+                    "(`ferry jobs stats`)",
+                ),
+            )
+        else:
+            checks.append(Check("stuck leases", True, "no running run holds a lapsed lease"))
+
+        skew = await _clock_skew_ms(driver.introspect.server_now_ms)
+        if abs(skew) > args.max_skew_ms:
+            failed(
+                "clock skew",
+                FerryError(
+                    "X_CLOCK_SKEW",
+                    f"this machine's clock is {skew:+d} ms off the database's "
+                    f"(allowed: {args.max_skew_ms} ms)",
+                    "run NTP (chrony) on every node; leases are measured on worker clocks",
+                ),
+            )
+        else:
+            checks.append(Check("clock skew", True, f"{skew:+d} ms against the database"))
+    finally:
+        await store.close()
+        await driver.close()
+
+
+async def _clock_skew_ms(server_now_ms: Any) -> int:
+    """Database time minus ours, at the midpoint of the round trip (so latency cancels)."""
+    clock = SystemClock()
+    before = clock.now_ms()
+    server = int(await server_now_ms())
+    after = clock.now_ms()
+    return server - (before + after) // 2

@@ -1,0 +1,232 @@
+"""``ferry jobs …``: the run-level operator commands, all read through ``JobIntrospection``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict
+from typing import Any
+
+from ferry._admin.filters import FILTER_WORDS, instant, run_filter
+from ferry._admin.overview import DEFAULT_WINDOW_MS, queue_overview
+from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.envelope import Outcome, camel_keys
+from ferry._cli.tables import compact_json, fields, table
+from ferry._duration import to_ms
+from ferry.drivers._postgres import PostgresJobDriver
+from ferry.drivers._refusals import run_not_found
+from ferry.drivers.protocol import JOB_STATES, RunDetail
+from ferry.errors import FerryError
+
+Command = Callable[[argparse.Namespace, PostgresJobDriver], Awaitable[Outcome]]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``ferry jobs ls|show|retry|cancel|stats|drain``."""
+    jobs = subparsers.add_parser("jobs", help="inspect and act on runs")
+    commands = jobs.add_subparsers(dest="jobs_command", required=True)
+
+    ls = commands.add_parser("ls", help="list runs, newest first (filters and pages in SQL)")
+    ls.add_argument("--queue", default=None)
+    ls.add_argument("--job", default=None, help="the job name")
+    ls.add_argument("--state", default=None, help=f"one of {', '.join(JOB_STATES)}")
+    ls.add_argument("--tenant", default=None)
+    ls.add_argument("--since", default=None, help='created after: "1h" ago or an ISO instant')
+    ls.add_argument("--until", default=None, help='created before: "10m" ago or an ISO instant')
+    ls.add_argument("--limit", default=None, help="page size (default 50, at most 500)")
+    ls.add_argument("--before", default=None, help="page on: runs older than this id")
+    bind_driver_command(ls, ["jobs", "ls"], list_runs)
+
+    show = commands.add_parser("show", help="one run: input, steps, error, lease")
+    show.add_argument("id")
+    bind_driver_command(show, ["jobs", "show"], show_run)
+
+    retry = commands.add_parser("retry", help="put a dead or cancelled run back to queued")
+    retry.add_argument("id")
+    bind_driver_command(retry, ["jobs", "retry"], retry_run)
+
+    cancel = commands.add_parser("cancel", help="cancel a queued, sleeping or running run")
+    cancel.add_argument("id")
+    bind_driver_command(cancel, ["jobs", "cancel"], cancel_run)
+
+    stats = commands.add_parser("stats", help="per queue: depth, states, throughput")
+    stats.add_argument("--window", default="5m", help="throughput window (default 5m)")
+    bind_driver_command(stats, ["jobs", "stats"], queue_stats)
+
+    drain = commands.add_parser("drain", help="(planned) move queued runs to another driver")
+    add_database_options(drain)
+    drain.add_argument("--to", default=None)
+    drain.set_defaults(handler=refuse_drain, command_path=["jobs", "drain"])
+
+
+def bind_driver_command(parser: argparse.ArgumentParser, path: list[str], command: Command) -> None:
+    """Give a command the database options and a handler that opens and closes the driver."""
+    add_database_options(parser)
+
+    async def handler(args: argparse.Namespace) -> Outcome:
+        driver = await open_driver(args)
+        try:
+            return await command(args, driver)
+        finally:
+            await driver.close()
+
+    parser.set_defaults(handler=handler, command_path=path)
+
+
+async def list_runs(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
+    """One page of runs under the filters, newest first."""
+    words = {word: getattr(args, word) for word in FILTER_WORDS}
+    wanted = run_filter(words, now_ms=driver.clock.now_ms())
+    runs = await driver.introspect.list_runs(wanted)
+    next_before = runs[-1].id if len(runs) == wanted.limit else None
+    text = table(
+        None,
+        ["id", "job", "queue", "state", "attempts", "tenant", "created", "last error"],
+        [
+            (
+                r.id,
+                r.name,
+                r.queue,
+                r.state,
+                f"{r.attempts}/{r.max_attempts}",
+                r.tenant,
+                instant(r.created_at_ms),
+                r.last_error.code if r.last_error else None,
+            )
+            for r in runs
+        ],
+    )
+    if next_before is not None:
+        text += f"\nolder: ferry jobs ls --before {next_before}"
+    return Outcome(
+        "jobs ls",
+        f"{len(runs)} run(s)",
+        camel_keys({"runs": [asdict(r) for r in runs], "next_before_id": next_before}),
+        text=text,
+    )
+
+
+async def show_run(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
+    """Everything known about one run."""
+    run = await driver.introspect.get_run(args.id)
+    if run is None:
+        raise run_not_found(args.id)
+    s = run.summary
+    return Outcome(
+        "jobs show",
+        f'run {s.id} of job "{s.name}" is {s.state}',
+        camel_keys(asdict(run)),
+        text=_detail_text(run),
+    )
+
+
+def _detail_text(run: RunDetail) -> str:
+    s = run.summary
+    error = f"{s.last_error.code}: {s.last_error.message}" if s.last_error else None
+    progress = f"{run.progress.current}/{run.progress.total}" if run.progress else None
+    overview = fields(
+        f"run {s.id}",
+        [
+            ("job", s.name),
+            ("queue", s.queue),
+            ("state", s.state),
+            ("attempts", f"{s.attempts}/{s.max_attempts}"),
+            ("input", compact_json(run.payload)),
+            ("result", compact_json(run.result) if run.result is not None else None),
+            ("progress", progress),
+            ("last error", error),
+            ("tenant", s.tenant),
+            ("actor", run.actor),
+            ("idempotency key", run.idempotency_key),
+            ("concurrency key", run.concurrency_key),
+            ("lease holder", run.locked_by),
+            ("lease expires", instant(run.lease_expires_at_ms) if run.locked_by else None),
+            (
+                "cancel requested",
+                instant(run.cancel_requested_at_ms) if run.cancel_requested_at_ms else None,
+            ),
+            ("created", instant(s.created_at_ms)),
+            ("run at", instant(s.run_at_ms)),
+            ("updated", instant(s.updated_at_ms)),
+            ("finished", instant(run.finished_at_ms) if run.finished_at_ms else None),
+        ],
+    )
+    steps = table(
+        "steps",
+        ["step", "kind", "started", "took", "result"],
+        [
+            (
+                step.name,
+                step.kind,
+                instant(step.started_at_ms),
+                f"{step.finished_at_ms - step.started_at_ms} ms",
+                compact_json(step.result)
+                if step.kind == "run"
+                else f"wakes {instant(step.wake_at_ms)}",
+            )
+            for step in run.steps
+        ],
+    )
+    return f"{overview}\n{steps}"
+
+
+async def retry_run(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
+    """Put a dead or cancelled run back to queued."""
+    await driver.introspect.retry_run(args.id)
+    return Outcome(
+        "jobs retry", f"run {args.id} is queued again", {"id": args.id, "state": "queued"}
+    )
+
+
+async def cancel_run(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
+    """Cancel a run (a running one: ask its worker to)."""
+    state = await driver.introspect.cancel_run(args.id)
+    summary = (
+        f"run {args.id} is running: cancel requested; its worker aborts it at its next "
+        "heartbeat and settles it cancelled"
+        if state == "running"
+        else f"run {args.id} is cancelled"
+    )
+    return Outcome(
+        "jobs cancel",
+        summary,
+        {"id": args.id, "state": state, "cancel_requested": state == "running"},
+    )
+
+
+async def queue_stats(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
+    """Depth, state counts and throughput per queue."""
+    window_ms = to_ms(args.window, what="--window") or DEFAULT_WINDOW_MS
+    queues = await queue_overview(driver, window_ms=window_ms)
+    text = table(
+        None,
+        ["queue", "paused", "depth", *JOB_STATES, f"done/{args.window}", "per min"],
+        [
+            (
+                q.queue,
+                "yes" if q.paused else "",
+                q.depth,
+                *(q.counts[state] for state in JOB_STATES),
+                q.completed_in_window,
+                f"{q.per_minute:.1f}",
+            )
+            for q in queues
+        ],
+    )
+    return Outcome(
+        "jobs stats",
+        f"{len(queues)} queue(s)",
+        {"window_ms": window_ms, "queues": [q.to_json() for q in queues]},
+        text=text,
+    )
+
+
+async def refuse_drain(args: argparse.Namespace) -> Outcome:
+    """Answers before touching the queue: with Postgres the one durable driver there is
+    nowhere to drain to, and a drain into a process-local driver would lose every job."""
+    raise FerryError(
+        "X_NOT_IMPLEMENTED",
+        "`ferry jobs drain` is planned: Postgres is the one durable driver, so there is "
+        "nowhere to drain to",
+        "list what is queued with `ferry jobs ls --json`",
+    )

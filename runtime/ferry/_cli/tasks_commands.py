@@ -1,0 +1,150 @@
+"""``ferry tasks …``: list, show, pause and resume the app's scheduled tasks."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ferry._cli.app import load_app
+from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.envelope import Outcome
+from ferry._cli.scheduler_command import open_scheduler_store
+from ferry._scheduler.status import task_status
+from ferry.errors import FerryError
+from ferry.tasks._declaration import TaskHandle
+
+_COLUMNS = ("name", "cron", "tz", "next", "last", "paused")
+
+
+def register(subparsers: Any) -> None:
+    tasks = subparsers.add_parser("tasks", help="list, inspect, pause and resume scheduled tasks")
+    commands = tasks.add_subparsers(dest="tasks_command", required=True)
+    listing = commands.add_parser("list", help="every task with its next and last fire")
+    _task_options(listing)
+    listing.set_defaults(handler=list_tasks, command_path=["tasks", "list"])
+    show = commands.add_parser("show", help="one task, its schedule in words, its next fires")
+    _task_options(show)
+    show.add_argument("name")
+    show.add_argument("--count", type=int, default=5, help="how many next occurrences (5)")
+    show.set_defaults(handler=show_task, command_path=["tasks", "show"])
+    for action, handler in (("pause", pause_task), ("resume", resume_task)):
+        command = commands.add_parser(action, help=f"{action} dispatching one task")
+        _task_options(command)
+        command.add_argument("name")
+        command.set_defaults(handler=handler, command_path=["tasks", action])
+
+
+def _task_options(parser: argparse.ArgumentParser) -> None:
+    add_database_options(parser)
+    parser.add_argument("--app", default=None, help="module[:api] with the tasks (or $FERRY_APP)")
+
+
+async def list_tasks(args: argparse.Namespace) -> Outcome:
+    rows = await _statuses(args, None, next_count=None)
+    table = _table([[_cell(row[column]) for column in _COLUMNS] for row in rows])
+    return Outcome(" ".join(args.command_path), f"{len(rows)} task(s)", rows, text=table)
+
+
+async def show_task(args: argparse.Namespace) -> Outcome:
+    if args.count < 1:
+        raise FerryError(
+            "X_INVARIANT",
+            f"tasks show --count {args.count} asks for no occurrences",
+            "pass --count 1 or more (default 5)",
+        )
+    (row,) = await _statuses(args, args.name, next_count=args.count)
+    lines = [f"{key}: {_cell(value)}" for key, value in row.items() if key != "nextOccurrences"]
+    lines += [f"  {occurrence['at']}" for occurrence in row["nextOccurrences"]]
+    return Outcome(" ".join(args.command_path), f"task {row['name']}", row, text="\n".join(lines))
+
+
+async def pause_task(args: argparse.Namespace) -> Outcome:
+    return await _set_paused(args, paused=True)
+
+
+async def resume_task(args: argparse.Namespace) -> Outcome:
+    return await _set_paused(args, paused=False)
+
+
+async def _set_paused(args: argparse.Namespace, *, paused: bool) -> Outcome:
+    task = _find(_tasks(args), args.name)
+    driver = await open_driver(args)
+    store = await open_scheduler_store(args, driver)
+    try:
+        if paused:
+            await store.pause_task(task.name, now_ms=driver.clock.now_ms())
+        else:
+            await store.resume_task(task.name)
+    finally:
+        await store.close()
+        await driver.close()
+    state = "paused" if paused else "resumed"
+    return Outcome(
+        " ".join(args.command_path),
+        f"task {task.name} {state}",
+        {"name": task.name, "paused": paused},
+    )
+
+
+async def _statuses(
+    args: argparse.Namespace, name: str | None, *, next_count: int | None
+) -> list[dict[str, Any]]:
+    """The status rows of every task, or of the one named."""
+    tasks = _tasks(args)
+    if name is not None:
+        tasks = [_find(tasks, name)]
+    driver = await open_driver(args)
+    store = await open_scheduler_store(args, driver)
+    try:
+        ticks = await store.ticks()
+        paused = await store.paused_tasks()
+        now = driver.clock.now_ms()
+    finally:
+        await store.close()
+        await driver.close()
+    return [
+        task_status(
+            task,
+            ticks.get(task.name),
+            paused=task.name in paused,
+            now_ms=now,
+            next_count=next_count,
+        )
+        for task in tasks
+    ]
+
+
+def _tasks(args: argparse.Namespace) -> list[TaskHandle]:
+    return list(load_app(args.app).tasks.values())
+
+
+def _find(tasks: list[TaskHandle], name: str) -> TaskHandle:
+    for task in tasks:
+        if task.name == name:
+            return task
+    known = ", ".join(sorted(task.name for task in tasks)) or "none"
+    raise FerryError(
+        "X_TASK_UNKNOWN",
+        f'the application declares no task named "{name}" (it declares: {known})',
+        "take the name from `ferry tasks list`, and check --app / FERRY_APP",
+    )
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value)
+    return str(value)
+
+
+def _table(rows: list[list[str]]) -> str:
+    """Left-aligned columns under an upper-case header."""
+    header = [column.upper() for column in _COLUMNS]
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in (header, *rows)
+    )

@@ -1,0 +1,117 @@
+"""``ferry worker``: claim and run the app's jobs until SIGTERM drains it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from ferry._cli.app import load_app
+from ferry._cli.database import open_driver
+from ferry._cli.envelope import Outcome
+from ferry._cli.process_options import add_process_options
+from ferry._cli.roles import register_role
+from ferry._jobs.facade import set_job_driver
+from ferry._jobs.policy import Caps
+from ferry._logs import configure_logging
+from ferry._metrics import (
+    WorkerMetrics,
+    start_metrics_server,
+)
+from ferry._worker import job_worker, run_until_signalled
+from ferry.errors import FerryError
+
+
+def worker_options(parser: argparse.ArgumentParser) -> None:
+    add_process_options(parser, declares="jobs")
+    env = os.environ.get
+    parser.add_argument("--concurrency", type=int, default=int(env("CONCURRENCY", 10)))
+    parser.add_argument("--queues", default=env("QUEUES"), help="comma-separated")
+    parser.add_argument("--drain-seconds", type=float, default=float(env("DRAIN_SECONDS", 30)))
+    parser.add_argument("--lease-seconds", type=float, default=float(env("LEASE_SECONDS", 30)))
+    parser.add_argument(
+        "--tenant-cap",
+        type=int,
+        default=_int_or_none(env("TENANT_CAP")),
+        help="most runs one tenant may have running across the fleet",
+    )
+    parser.add_argument(
+        "--queue-caps",
+        default=env("QUEUE_CAPS"),
+        help="most runs running per queue across the fleet, e.g. default=20,mail=5",
+    )
+    parser.add_argument(
+        "--total-cap",
+        type=int,
+        default=_int_or_none(env("TOTAL_CAP")),
+        help="most runs running across the fleet in total",
+    )
+    parser.add_argument(
+        "--heartbeat-seconds",
+        type=float,
+        default=float(env("HEARTBEAT_SECONDS", 0)) or None,
+        help="lease renewal interval (default: a third of --lease-seconds)",
+    )
+
+
+def caps_from(args: argparse.Namespace) -> Caps | None:
+    """The fleet caps the flags (or ``TENANT_CAP``, ``QUEUE_CAPS``, ``TOTAL_CAP``) name."""
+    per_queue: dict[str, int] = {}
+    for item in filter(None, (args.queue_caps or "").split(",")):
+        queue, _, limit = item.partition("=")
+        if not queue or not limit.isdigit():
+            raise FerryError(
+                "X_INVARIANT",
+                f"--queue-caps item {item!r} is not queue=limit",
+                "write it as --queue-caps default=20,mail=5",
+            )
+        per_queue[queue.strip()] = int(limit)
+    if args.tenant_cap is None and args.total_cap is None and not per_queue:
+        return None
+    return Caps(per_tenant=args.tenant_cap, per_queue=per_queue, total=args.total_cap)
+
+
+async def run_worker(args: argparse.Namespace) -> Outcome:
+    configure_logging(args.log_level, args.log_format)
+    api = load_app(args.app)
+    heartbeat_ms = int(args.heartbeat_seconds * 1000) if args.heartbeat_seconds else None
+    metrics = WorkerMetrics(CollectorRegistry())
+    driver = await open_driver(args)
+    try:
+        set_job_driver(driver)
+        worker = job_worker(
+            driver=driver,
+            jobs=api.jobs.values(),
+            queues=args.queues.split(",") if args.queues else None,
+            concurrency=args.concurrency,
+            lease_ms=int(args.lease_seconds * 1000),
+            heartbeat_interval_ms=heartbeat_ms,
+            drain_seconds=args.drain_seconds,
+            metrics=metrics,
+            caps=caps_from(args),
+        )
+        server = start_metrics_server(
+            args.metrics_port, args.loop_lag_budget_seconds, registry=metrics.registry
+        )
+        try:
+            await run_until_signalled(worker)
+        finally:
+            server.close()
+    finally:
+        await driver.close()
+    return Outcome("worker", f"worker {worker.worker_id} stopped")
+
+
+def register(subparsers: Any) -> None:
+    worker = subparsers.add_parser("worker", help="claim and run jobs until SIGTERM")
+    worker_options(worker)
+    worker.set_defaults(handler=run_worker, command_path=["worker"])
+
+
+register_role("worker", worker_options, run_worker)
+
+
+def _int_or_none(text: str | None) -> int | None:
+    return int(text) if text else None

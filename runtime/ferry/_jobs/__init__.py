@@ -1,0 +1,27 @@
+"""Jobs: declaration, the enqueue facade, and the one execution path."""
+
+from ferry._jobs.context import JobContext
+from ferry._jobs.declaration import JobHandle, Settled, job
+from ferry._jobs.execute import execute_job
+from ferry._jobs.facade import set_job_driver, use_connection
+from ferry._jobs.policy import Concurrency, Retry
+from ferry._jobs.registry import Api, define_api
+from ferry._jobs.signal import AbortSignal, throw_if_aborted
+from ferry._jobs.step import Step
+
+__all__ = [
+    "AbortSignal",
+    "Api",
+    "Concurrency",
+    "JobContext",
+    "JobHandle",
+    "Retry",
+    "Settled",
+    "Step",
+    "define_api",
+    "execute_job",
+    "job",
+    "set_job_driver",
+    "throw_if_aborted",
+    "use_connection",
+]

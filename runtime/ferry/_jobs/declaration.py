@@ -1,0 +1,292 @@
+"""``@job(...)``: a declared job and the handle every projection of it hangs off."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel
+
+from ferry._duration import Duration, to_ms
+from ferry._jobs.policy import Concurrency, Retry
+from ferry.drivers.protocol import EnqueueResult
+from ferry.errors import FerryError
+
+InputT = TypeVar("InputT", bound=BaseModel)
+ResultT = TypeVar("ResultT")
+
+#: The keyword parameters a body may declare; it gets exactly the ones it names.
+BODY_PARAMETERS = frozenset({"input", "step", "ctx", "progress", "final_attempt", "attempt"})
+
+_anonymous_jobs = itertools.count(1)
+_declared: list[JobDefinition[Any, Any]] = []
+
+
+@dataclass(frozen=True, slots=True)
+class Settled(Generic[InputT, ResultT]):
+    """One ending of a run, handed to ``on_settled`` exactly once.
+
+    ``input`` is ``None`` only when the stored payload no longer fits the input schema.
+    """
+
+    outcome: Literal["completed", "failed", "cancelled"]
+    job_id: str
+    attempt: int
+    input: InputT | None
+    result: ResultT | None
+    code: str | None
+    message: str | None
+
+
+OnSettled = Callable[[Settled[Any, Any]], Awaitable[None] | None]
+
+
+class JobDefinition(Generic[InputT, ResultT]):
+    """Everything ``@job`` declared; shared by a handle and its ``as_actor`` views."""
+
+    def __init__(
+        self,
+        *,
+        body: Callable[..., Awaitable[ResultT]],
+        input_model: type[InputT],
+        idempotency_key: Callable[[InputT], str],
+        tenant: Callable[[InputT], str | None] | None,
+        retry: Retry,
+        timeout_ms: int | None,
+        queue: str,
+        concurrency: Concurrency[InputT] | None,
+        on_settled: OnSettled | None,
+        name: str | None,
+        priority: int,
+    ) -> None:
+        self.body = body
+        self.body_parameters = _body_parameters(body)
+        self.input_model = input_model
+        self.idempotency_key = idempotency_key
+        self.tenant = tenant
+        self.retry = retry
+        self.timeout_ms = timeout_ms
+        self.queue = queue
+        self.concurrency = concurrency
+        self.on_settled = on_settled
+        self.explicit_name = name is not None
+        self.name = name if name is not None else f"anonymous-job-{next(_anonymous_jobs)}"
+        self.priority = priority
+
+
+class JobHandle(Generic[InputT, ResultT]):
+    """A declared job. Enqueue it, describe it; the worker is the only thing that runs it."""
+
+    kind: Literal["job"] = "job"
+
+    def __init__(self, definition: JobDefinition[InputT, ResultT], actor: str | None = None):
+        self._definition = definition
+        self._actor = actor
+
+    @property
+    def definition(self) -> JobDefinition[InputT, ResultT]:
+        """The declaration (internal: the worker and the facade read it)."""
+        return self._definition
+
+    @property
+    def name(self) -> str:
+        """The durable queue key: export name, explicit ``name=``, or ``anonymous-job-<n>``."""
+        return self._definition.name
+
+    @property
+    def queue(self) -> str:
+        return self._definition.queue
+
+    @property
+    def retry(self) -> Retry:
+        return self._definition.retry
+
+    @property
+    def concurrency(self) -> Concurrency[InputT] | None:
+        return self._definition.concurrency
+
+    @property
+    def timeout_ms(self) -> int | None:
+        return self._definition.timeout_ms
+
+    @property
+    def input(self) -> type[InputT]:
+        return self._definition.input_model
+
+    @property
+    def actor(self) -> str | None:
+        """The actor this view enqueues as (``as_actor``), if any."""
+        return self._actor
+
+    def as_actor(self, actor: str) -> JobHandle[InputT, ResultT]:
+        """This job, enqueuing as ``actor`` (recorded on the run, read as ``ctx.actor``)."""
+        return JobHandle(self._definition, actor)
+
+    def idempotency_key_for(self, input: InputT | Mapping[str, Any]) -> str:
+        """The idempotency key an enqueue of ``input`` would carry."""
+        from ferry._jobs.facade import idempotency_key_of, parse_input
+
+        return idempotency_key_of(self._definition, parse_input(self._definition, input))
+
+    async def enqueue(
+        self,
+        input: InputT | Mapping[str, Any],
+        *,
+        run_at: datetime | None = None,
+        delay: Duration | None = None,
+        queue: str | None = None,
+        connection: Any = None,
+    ) -> EnqueueResult:
+        """Queue one run; inside a bound transaction it joins it (commit is the enqueue)."""
+        from ferry._jobs.facade import enqueue
+
+        return await enqueue(
+            self._definition,
+            input,
+            run_at=run_at,
+            delay=delay,
+            queue=queue,
+            connection=connection,
+            actor=self._actor,
+        )
+
+    async def enqueue_many(
+        self,
+        inputs: Sequence[InputT | Mapping[str, Any]],
+        *,
+        queue: str | None = None,
+        connection: Any = None,
+    ) -> list[EnqueueResult]:
+        """Queue many runs in one round trip; results in input order."""
+        from ferry._jobs.facade import enqueue_many
+
+        return await enqueue_many(
+            self._definition, inputs, queue=queue, connection=connection, actor=self._actor
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest row. ``steps`` is empty by design: names are chosen at run time."""
+        d = self._definition
+        return {
+            "kind": "job",
+            "name": d.name,
+            "queue": d.queue,
+            "retry": {
+                "attempts": d.retry.attempts,
+                "backoff": d.retry.backoff,
+                "baseMs": d.retry.base_ms,
+                "maxMs": d.retry.max_ms,
+            },
+            "timeoutMs": d.timeout_ms,
+            "tenant": d.tenant is not None,
+            "concurrency": None
+            if d.concurrency is None
+            else {
+                "limit": d.concurrency.limit,
+                "keyed": d.concurrency.key is not None,
+                "whenBusy": d.concurrency.when_busy,
+            },
+            "steps": [],
+        }
+
+    def __repr__(self) -> str:
+        return f"<job {self.name!r} queue={self.queue!r}>"
+
+
+def job(
+    *,
+    input: type[InputT],
+    idempotency_key: Callable[[InputT], str],
+    tenant: Callable[[InputT], str | None] | None = None,
+    retry: Retry | None = None,
+    timeout: Duration | None = None,
+    queue: str = "default",
+    concurrency: Concurrency[InputT] | None = None,
+    on_settled: OnSettled | None = None,
+    name: str | None = None,
+    priority: int = 0,
+) -> Callable[[Callable[..., Awaitable[ResultT]]], JobHandle[InputT, ResultT]]:
+    """Declare an async function as a job. ``idempotency_key`` is required: at-least-once
+    is the only honest guarantee, so every run must be replay-safe."""
+    if not (isinstance(input, type) and issubclass(input, BaseModel)):
+        raise FerryError(
+            "X_INVARIANT",
+            f"job input {input!r} is not a pydantic model class",
+            "declare the input as `class MyInput(pydantic.BaseModel): ...` and pass input=MyInput",
+        )
+    if not callable(idempotency_key):
+        raise FerryError(
+            "X_IDEMPOTENCY_REQUIRED",
+            f"job idempotency_key {idempotency_key!r} is not a function of the input",
+            'pass idempotency_key=lambda i: f"<job>:{i.<id>}"',
+        )
+    _check_name("queue", queue)
+    if name is not None:
+        _check_name("name", name)
+    timeout_ms = None if timeout is None else to_ms(timeout, what="job timeout")
+    if timeout_ms == 0:
+        raise FerryError(
+            "X_INVARIANT",
+            "job timeout 0 would abort every attempt at once",
+            'leave timeout out for no timeout, or give one such as timeout="30s"',
+        )
+
+    def declare(body: Callable[..., Awaitable[ResultT]]) -> JobHandle[InputT, ResultT]:
+        definition: JobDefinition[InputT, ResultT] = JobDefinition(
+            body=body,
+            input_model=input,
+            idempotency_key=idempotency_key,
+            tenant=tenant,
+            retry=retry if retry is not None else Retry(),
+            timeout_ms=timeout_ms,
+            queue=queue,
+            concurrency=concurrency,
+            on_settled=on_settled,
+            name=name,
+            priority=priority,
+        )
+        _declared.append(definition)
+        return JobHandle(definition)
+
+    return declare
+
+
+def declared_jobs() -> list[JobDefinition[Any, Any]]:
+    """Every job declared in this process, in declaration order."""
+    return list(_declared)
+
+
+def _body_parameters(body: Callable[..., Any]) -> tuple[str, ...]:
+    if not inspect.iscoroutinefunction(body):
+        raise FerryError(
+            "X_INVARIANT",
+            f"job body {getattr(body, '__qualname__', body)!r} is not an async function",
+            "declare it with `async def`",
+        )
+    names: list[str] = []
+    for parameter in inspect.signature(body).parameters.values():
+        if parameter.name not in BODY_PARAMETERS or parameter.kind in (
+            inspect.Parameter.VAR_POSITIONAL,
+            inspect.Parameter.VAR_KEYWORD,
+        ):
+            raise FerryError(
+                "X_INVARIANT",
+                f"job body {body.__qualname__!r} declares parameter {parameter.name!r}, "
+                "which ferry does not provide",
+                f"declare only some of: {', '.join(sorted(BODY_PARAMETERS))}",
+            )
+        names.append(parameter.name)
+    return tuple(names)
+
+
+def _check_name(what: str, value: object) -> None:
+    if not isinstance(value, str) or not value or len(value) > 200 or value != value.strip():
+        raise FerryError(
+            "X_INVARIANT",
+            f"job {what} {value!r} must be a non-empty string without surrounding spaces",
+            f'pass {what}="..." with at most 200 characters',
+        )

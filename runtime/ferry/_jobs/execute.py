@@ -1,0 +1,511 @@
+"""``execute_job``: the one execution path.
+
+It owns the attempt verdict, the step store, the timeout, the lease and the heartbeat;
+nothing else calls a job body. The order on a timeout is the whole point: the signal is
+aborted first and the body gets a grace period, and only then is the attempt failed —
+failing it re-queues the run, and a body still running after that would be a second
+copy of one job writing into the same run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from ferry._jobs.context import JobContext
+from ferry._jobs.declaration import JobDefinition, Settled
+from ferry._jobs.heartbeat import Heartbeat
+from ferry._jobs.observer import ExecutionObserver, ExecutionOutcome, ExecutionReport
+from ferry._jobs.payload import to_json
+from ferry._jobs.policy import Caps
+from ferry._jobs.registry import resolve_job
+from ferry._jobs.signal import AbortSignal
+from ferry._jobs.step import Parked, Step
+from ferry._jobs.verdict import NoRetry, RetryAfter
+from ferry._tracing import execution_span
+from ferry.drivers.protocol import (
+    AckOptions,
+    ClaimedJob,
+    JobDriver,
+    JobError,
+    NackOptions,
+    Progress,
+)
+from ferry.errors import FerryError
+
+logger = logging.getLogger("ferry.jobs")
+
+DEFAULT_TIMEOUT_GRACE_MS = 5_000
+"""How long a body may take to stop after its signal aborts before it is abandoned."""
+
+BUSY_RETRY_MS = 250
+"""How much later a run waiting on a busy concurrency slot is offered again."""
+
+_ABANDON_ON = frozenset({"X_TIMEOUT", "X_LEASE_LOST", "X_CANCELLED"})
+"""Abort reasons after which execute_job itself stops waiting (drain has its own deadline)."""
+
+
+class _Attempt:
+    """The mutable state of one attempt: progress and the final verdict."""
+
+    def __init__(self) -> None:
+        self.progress: Progress | None = None
+
+    def report(self, current: int, total: int) -> None:
+        self.progress = Progress(int(current), int(total))
+
+
+async def execute_job(
+    claimed: ClaimedJob,
+    *,
+    driver: JobDriver,
+    worker_id: str,
+    lease_ms: int,
+    parent_signal: AbortSignal | None = None,
+    observer: ExecutionObserver | None = None,
+    resolve: Callable[[str], JobDefinition[Any, Any] | None] = resolve_job,
+    timeout_grace_ms: int = DEFAULT_TIMEOUT_GRACE_MS,
+    heartbeat_interval_ms: int | None = None,
+    settler: Settler | None = None,
+    caps: Caps | None = None,
+) -> ExecutionReport:
+    """Run one claimed attempt to a verdict and settle it through the driver (or through
+    ``settler``, e.g. a worker's batch that settles many runs in one statement)."""
+    run = _Execution(
+        claimed,
+        driver=driver,
+        settler=settler or driver,
+        worker_id=worker_id,
+        lease_ms=lease_ms,
+        parent_signal=parent_signal,
+        observer=observer or ExecutionObserver(),
+        timeout_grace_ms=timeout_grace_ms,
+        heartbeat_interval_ms=heartbeat_interval_ms or max(lease_ms // 3, 1),
+        caps=caps,
+    )
+    with execution_span(claimed) as record_outcome:
+        report = await run.execute(resolve(claimed.name))
+        record_outcome(report)
+    run.observer.execution_finished(report)
+    return report
+
+
+class Settler(Protocol):
+    """Where an attempt's verdict lands: the driver's ``ack``/``nack`` (fenced, answering
+    whether it landed)."""
+
+    async def ack(self, job_id: str, options: AckOptions) -> bool: ...
+
+    async def nack(self, job_id: str, options: NackOptions) -> bool: ...
+
+
+class _Execution:
+    def __init__(
+        self,
+        claimed: ClaimedJob,
+        *,
+        driver: JobDriver,
+        settler: Settler,
+        worker_id: str,
+        lease_ms: int,
+        parent_signal: AbortSignal | None,
+        observer: ExecutionObserver,
+        timeout_grace_ms: int,
+        heartbeat_interval_ms: int,
+        caps: Caps | None,
+    ) -> None:
+        self.claimed = claimed
+        self.driver = driver
+        self.settler = settler
+        self.clock = driver.clock
+        self.worker_id = worker_id
+        self.lease_ms = lease_ms
+        self.signal = AbortSignal(parent_signal)
+        self.observer = observer
+        self.timeout_grace_ms = timeout_grace_ms
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.caps = caps
+        self.started_ms = self.clock.now_ms()
+        self.attempt = _Attempt()
+
+    async def execute(self, definition: JobDefinition[Any, Any] | None) -> ExecutionReport:
+        claimed = self.claimed
+        if definition is None:
+            error = FerryError(
+                "X_JOB_UNKNOWN",
+                f'run {claimed.id} is of job "{claimed.name}", which this worker does not declare',
+                "deploy a worker that imports the job, or rename the job back",
+            )
+            return await self._nack("deferred", error, self.clock.now_ms() + self.lease_ms)
+        try:
+            parsed = definition.input_model.model_validate(claimed.payload)
+        except ValidationError as invalid:
+            error = FerryError(
+                "X_VALIDATION",
+                f'stored input of run {claimed.id} no longer matches job "{claimed.name}"'
+                f"'s schema: {invalid.error_count()} error(s), first: "
+                f"{invalid.errors()[0]['msg']}",
+                "retry the run after making the schema accept old payloads",
+            )
+            report = await self._nack("dead", error)
+            await self._settled(definition, report, None, None)
+            return report
+        if definition.concurrency is not None and claimed.concurrency_key is not None:
+            busy = await self._take_slot(definition, claimed.concurrency_key)
+            if busy is not None:
+                if busy.outcome == "dead":
+                    await self._settled(definition, busy, parsed, None)
+                return busy
+        if self.caps is not None:
+            capped = await self._take_caps(self.caps)
+            if capped is not None:
+                return capped
+        return await self._run_body(definition, parsed)
+
+    async def _take_caps(self, caps: Caps) -> ExecutionReport | None:
+        """None when every cap has room; otherwise the run is deferred, uncounted. The
+        deferring settle gives back whatever slots this run took before the full one."""
+        claimed = self.claimed
+        slots = caps.slots_for(tenant=claimed.tenant, queue=claimed.queue)
+        leases = self.driver.leases
+        for key, limit in slots:
+            if leases is None or not await leases.acquire(
+                key, holder=claimed.id, limit=limit, ttl_ms=self.lease_ms
+            ):
+                error = FerryError(
+                    "X_CAP_REACHED",
+                    f'run {claimed.id} of job "{claimed.name}" waits: cap "{key}" already '
+                    f"holds {limit} running run(s)",
+                    "nothing to fix — it runs when the cap has room; raise the cap if it "
+                    "is too tight",
+                )
+                return await self._nack("deferred", error, self.clock.now_ms() + BUSY_RETRY_MS)
+        return None
+
+    async def _take_slot(
+        self, definition: JobDefinition[Any, Any], key: str
+    ) -> ExecutionReport | None:
+        """None when a slot is ours; otherwise the settled report for a busy key."""
+        concurrency = definition.concurrency
+        assert concurrency is not None
+        if self.claimed.slot_held:
+            return None  # taken in the claim statement: one round trip fewer per keyed run
+        leases = self.driver.leases
+        if leases is None:
+            error = unenforceable([definition.name], self.driver.name)
+            return await self._nack("deferred", error, self.clock.now_ms() + self.lease_ms)
+        if await leases.acquire(
+            key, holder=self.claimed.id, limit=concurrency.limit, ttl_ms=self.lease_ms
+        ):
+            return None
+        error = FerryError(
+            "X_CONCURRENCY_BUSY",
+            f'job "{definition.name}" already runs {concurrency.limit} at once under key "{key}"',
+            'wait for the running ones, or declare when_busy="wait" to defer instead',
+        )
+        if concurrency.when_busy == "fail":
+            return await self._nack("dead", error)
+        return await self._nack("deferred", error, self.clock.now_ms() + BUSY_RETRY_MS)
+
+    async def _run_body(self, definition: JobDefinition[Any, Any], parsed: Any) -> ExecutionReport:
+        claimed = self.claimed
+        final_attempt = claimed.attempt >= claimed.max_attempts
+        ctx = JobContext(
+            signal=self.signal,
+            job_id=claimed.id,
+            name=claimed.name,
+            queue=claimed.queue,
+            attempt=claimed.attempt,
+            max_attempts=claimed.max_attempts,
+            final_attempt=final_attempt,
+            tenant=claimed.tenant,
+            actor=claimed.actor,
+            idempotency_key=claimed.idempotency_key,
+            worker_id=self.worker_id,
+        )
+        step = Step(
+            job_name=claimed.name,
+            job_id=claimed.id,
+            worker_id=self.worker_id,
+            store=self.driver.steps,
+            signal=self.signal,
+            clock=self.clock,
+            observer=self.observer,
+        )
+        offered: dict[str, Any] = {
+            "input": parsed,
+            "step": step,
+            "ctx": ctx,
+            "progress": self.attempt.report,
+            "final_attempt": final_attempt,
+            "attempt": claimed.attempt,
+        }
+        kwargs = {name: offered[name] for name in definition.body_parameters}
+        heartbeat = Heartbeat(
+            driver=self.driver,
+            job_id=claimed.id,
+            worker_id=self.worker_id,
+            lease_ms=self.lease_ms,
+            interval_ms=self.heartbeat_interval_ms,
+            clock=self.clock,
+            progress=lambda: self.attempt.progress,
+            on_failed=self._heartbeat_failed,
+            on_lost=self._lease_lost,
+            on_cancel_requested=self._cancel_requested,
+        )
+        body: asyncio.Task[Any] = asyncio.ensure_future(definition.body(**kwargs))
+        watchers = [asyncio.create_task(self._abandon_after_abort())]
+        if definition.timeout_ms is not None:
+            watchers.append(asyncio.create_task(self._time_out(definition.timeout_ms)))
+        heartbeat.start()
+        try:
+            await asyncio.wait({body, watchers[0]}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # The worker stopped waiting (drain deadline): abandon without settling, so
+            # the lease lapses and the attempt counts.
+            body.cancel()
+            await heartbeat.stop()
+            raise
+        finally:
+            for watcher in watchers:
+                watcher.cancel()
+        await heartbeat.stop()
+        if not body.done():
+            body.cancel()  # abandoned: not awaited, so a body that ignores cancel can't hang us
+            return await self._after_abort(definition, parsed, abandoned=True)
+        return await self._verdict(definition, parsed, body)
+
+    async def _verdict(
+        self, definition: JobDefinition[Any, Any], parsed: Any, body: asyncio.Task[Any]
+    ) -> ExecutionReport:
+        error = body.exception() if not body.cancelled() else asyncio.CancelledError()
+        if error is None:
+            try:
+                result = to_json(body.result(), what=f'job "{definition.name}" result')
+            except FerryError as not_json:
+                return await self._failed(definition, parsed, not_json)
+            landed = await self.settler.ack(
+                self.claimed.id,
+                AckOptions(self.worker_id, result, self._elapsed(), self.attempt.progress),
+            )
+            report = self._report("completed", None, landed)
+            await self._settled(definition, report, parsed, result)
+            return report
+        if isinstance(error, Parked):
+            return await self._nack("slept", None, error.wake_at_ms)
+        if self.signal.aborted:
+            # The verdict is read off the signal, not off what the body raised.
+            return await self._after_abort(definition, parsed, abandoned=False)
+        if isinstance(error, FerryError):
+            return await self._failed(definition, parsed, error)
+        logger.warning(
+            "jobs.attempt.failed",
+            extra={"job_id": self.claimed.id, "job": definition.name},
+            exc_info=error,
+        )
+        return await self._failed(
+            definition,
+            parsed,
+            FerryError(
+                "X_JOB_FAILED",
+                f'job "{definition.name}" raised {type(error).__name__}: {error}',
+                "see the traceback in the worker log; the run retries while attempts remain",
+            ),
+        )
+
+    async def _after_abort(
+        self, definition: JobDefinition[Any, Any], parsed: Any, *, abandoned: bool
+    ) -> ExecutionReport:
+        reason = self.signal.reason
+        assert reason is not None
+        if reason.code == "X_DRAINING":
+            return await self._nack("interrupted", reason)
+        if reason.code == "X_LEASE_LOST":
+            return self._report("lease-lost", reason, landed=False)
+        if reason.code == "X_CANCELLED":
+            report = await self._nack("cancelled", reason)
+            await self._settled(definition, report, parsed, None)
+            return report
+        if abandoned:
+            logger.error(
+                "jobs.attempt.abandoned",
+                extra={"job_id": self.claimed.id, "job": definition.name, "code": reason.code},
+            )
+        return await self._failed(definition, parsed, reason)
+
+    async def _failed(
+        self, definition: JobDefinition[Any, Any], parsed: Any, error: FerryError
+    ) -> ExecutionReport:
+        claimed = self.claimed
+        if claimed.attempt >= claimed.max_attempts or isinstance(error, NoRetry):
+            logger.error(
+                "jobs.run.dead",
+                extra={"job_id": claimed.id, "job": claimed.name, "code": error.code},
+            )
+            report = await self._nack("dead", error)
+            await self._settled(definition, report, parsed, None)
+            return report
+        delay = (
+            error.delay_ms
+            if isinstance(error, RetryAfter)
+            else definition.retry.delay_ms(claimed.attempt)
+        )
+        logger.warning(
+            "jobs.run.retrying",
+            extra={
+                "job_id": claimed.id,
+                "job": claimed.name,
+                "code": error.code,
+                "attempt": claimed.attempt,
+                "delay_ms": delay,
+            },
+        )
+        return await self._nack("retried", error, self.clock.now_ms() + delay)
+
+    async def _nack(
+        self,
+        outcome: ExecutionOutcome,
+        error: FerryError | None,
+        run_at_ms: int | None = None,
+    ) -> ExecutionReport:
+        driver_outcome = {
+            "retried": "retry",
+            "dead": "dead",
+            "interrupted": "interrupted",
+            "slept": "sleep",
+            "deferred": "deferred",
+            "cancelled": "cancelled",
+        }[outcome]
+        landed = await self.settler.nack(
+            self.claimed.id,
+            NackOptions(
+                worker_id=self.worker_id,
+                outcome=driver_outcome,  # type: ignore[arg-type]
+                run_at_ms=run_at_ms,
+                error=JobError(error.code, error.message) if error is not None else None,
+                progress=self.attempt.progress,
+            ),
+        )
+        return self._report(outcome, error, landed)
+
+    async def _settled(
+        self,
+        definition: JobDefinition[Any, Any],
+        report: ExecutionReport,
+        parsed: Any,
+        result: Any,
+    ) -> None:
+        """``on_settled`` once per ending — only for a settle that landed."""
+        if definition.on_settled is None or not report.landed:
+            return
+        outcome = {"completed": "completed", "cancelled": "cancelled"}.get(report.outcome, "failed")
+        settled: Settled[Any, Any] = Settled(
+            outcome=outcome,  # type: ignore[arg-type]
+            job_id=report.job_id,
+            attempt=report.attempt,
+            input=parsed,
+            result=result,
+            code=report.code,
+            message=report.message,
+        )
+        try:
+            returned = definition.on_settled(settled)
+            if inspect.isawaitable(returned):
+                await returned
+        except Exception:
+            logger.exception(
+                "jobs.on_settled.failed", extra={"job_id": report.job_id, "job": report.job_name}
+            )
+
+    async def _time_out(self, timeout_ms: int) -> None:
+        await self.clock.sleep_ms(timeout_ms)
+        self.signal.abort(
+            FerryError(
+                "X_TIMEOUT",
+                f'job "{self.claimed.name}" run {self.claimed.id} attempt '
+                f"{self.claimed.attempt} ran past its {timeout_ms} ms timeout",
+                "pass ctx.signal to slow calls, or raise the job's timeout",
+            )
+        )
+
+    async def _abandon_after_abort(self) -> None:
+        """Return once the body has had its grace period after a self-ending abort."""
+        while True:
+            reason = await self.signal.wait()
+            if reason.code in _ABANDON_ON:
+                await self.clock.sleep_ms(self.timeout_grace_ms)
+                return
+            await asyncio.Event().wait()  # draining: the worker owns the deadline
+
+    def _heartbeat_failed(self, error: str) -> None:
+        logger.warning(
+            "jobs.heartbeat.failed",
+            extra={"job_id": self.claimed.id, "job": self.claimed.name, "error": error},
+        )
+        self.observer.heartbeat_failed(
+            self.claimed.name, self.claimed.id, self.claimed.queue, error
+        )
+
+    def _lease_lost(self) -> None:
+        logger.error(
+            "jobs.lease.lost",
+            extra={
+                "job_id": self.claimed.id,
+                "job": self.claimed.name,
+                "queue": self.claimed.queue,
+            },
+        )
+        self.observer.lease_lost(self.claimed.name, self.claimed.id, self.claimed.queue)
+        self.signal.abort(
+            FerryError(
+                "X_LEASE_LOST",
+                f"worker {self.worker_id} renewed no lease on run {self.claimed.id} for "
+                f"{self.lease_ms} ms; the queue may hand it to another worker",
+                "check the database connection of this worker; alert on job_leases_lost_total",
+            )
+        )
+
+    def _cancel_requested(self) -> None:
+        """An operator cancelled the run while it ran: stop the body, settle it cancelled."""
+        self.signal.abort(
+            FerryError(
+                "X_CANCELLED",
+                f'run {self.claimed.id} of job "{self.claimed.name}" was cancelled by an '
+                "operator while it ran",
+                f"retry it with `ferry jobs retry {self.claimed.id}` if that was a mistake",
+            )
+        )
+
+    def _elapsed(self) -> int:
+        return self.clock.now_ms() - self.started_ms
+
+    def _report(
+        self, outcome: ExecutionOutcome, error: FerryError | None, landed: bool
+    ) -> ExecutionReport:
+        return ExecutionReport(
+            job_id=self.claimed.id,
+            job_name=self.claimed.name,
+            queue=self.claimed.queue,
+            attempt=self.claimed.attempt,
+            outcome=outcome,
+            code=error.code if error is not None else None,
+            message=error.message if error is not None else None,
+            duration_ms=self._elapsed(),
+            landed=landed,
+        )
+
+
+def unenforceable(job_names: list[str], driver_name: str) -> FerryError:
+    """The refusal for concurrency a driver without a ``LeaseStore`` cannot hold."""
+    names = ", ".join(f'"{n}"' for n in job_names)
+    return FerryError(
+        "X_JOB_CONCURRENCY_UNENFORCEABLE",
+        f"the {driver_name} driver has no LeaseStore, so it cannot hold the concurrency "
+        f"declared by job(s) {names} across the fleet",
+        "use a driver that ships leases (postgres, memory), or remove concurrency= from those jobs",
+    )

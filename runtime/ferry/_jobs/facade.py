@@ -1,0 +1,196 @@
+"""The one enqueue implementation, and the ambient driver and transaction it resolves.
+
+``<job>.enqueue``, ``<task>.enqueue``, the scheduler's dispatch and the outbox relay all
+come through ``enqueue``/``enqueue_many`` here, so "does this join my transaction?" has
+one answer everywhere: it does when a connection is passed or bound with
+``use_connection``, and the commit is the enqueue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ferry._duration import Duration, to_ms
+from ferry._jobs.declaration import JobDefinition
+from ferry._jobs.payload import to_json
+from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, JobDriver
+from ferry.errors import FerryError
+
+_driver: JobDriver | None = None
+_connection: ContextVar[Any] = ContextVar("ferry_connection", default=None)
+
+
+def set_job_driver(driver: JobDriver | None) -> JobDriver | None:
+    """Make ``driver`` the one every enqueue and worker uses; returns the previous one."""
+    global _driver
+    previous, _driver = _driver, driver
+    return previous
+
+
+def current_job_driver() -> JobDriver:
+    """The configured driver, or ``X_DRIVER_UNSET``."""
+    if _driver is None:
+        raise FerryError(
+            "X_DRIVER_UNSET",
+            "no job driver is configured, so there is nowhere to enqueue",
+            "call ferry.set_job_driver(postgres_job_driver(dsn)) at start-up "
+            "(memory_job_driver() for tests and local experiments)",
+        )
+    return _driver
+
+
+@contextmanager
+def use_connection(connection: Any) -> Iterator[None]:
+    """Bind ``connection`` (e.g. an asyncpg connection inside ``conn.transaction()``) so
+    every enqueue in this task joins its transaction without passing it along."""
+    token = _connection.set(connection)
+    try:
+        yield
+    finally:
+        _connection.reset(token)
+
+
+def parse_input(definition: JobDefinition[Any, Any], value: Any) -> BaseModel:
+    """``value`` as the job's input model, or ``X_VALIDATION`` naming the bad fields."""
+    model = definition.input_model
+    if isinstance(value, model):
+        return value  # type: ignore[no-any-return]
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    if not isinstance(value, Mapping):
+        raise FerryError(
+            "X_VALIDATION",
+            f'input for job "{definition.name}" is a {type(value).__name__}, '
+            f"not a {model.__name__} or a mapping",
+            f"pass {model.__name__}(...) or a dict of its fields",
+        )
+    try:
+        parsed: BaseModel = model.model_validate(value)
+        return parsed
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(input)'}: {e['msg']}" for e in error.errors()
+        )
+        raise FerryError(
+            "X_VALIDATION",
+            f'input for job "{definition.name}" does not match {model.__name__}: {problems}',
+            f"fix the named fields so the input validates against {model.__name__}",
+        ) from None
+
+
+def idempotency_key_of(definition: JobDefinition[Any, Any], parsed: BaseModel) -> str:
+    """The declared key for ``parsed``; an empty or non-string key is refused."""
+    key = definition.idempotency_key(parsed)
+    if not isinstance(key, str) or not key:
+        raise FerryError(
+            "X_IDEMPOTENCY_REQUIRED",
+            f'job "{definition.name}" produced idempotency key {key!r} for its input',
+            "make idempotency_key return a non-empty string naming the work, "
+            'e.g. f"onboard:{i.org_id}"',
+        )
+    return key
+
+
+def build_request(
+    definition: JobDefinition[Any, Any],
+    value: Any,
+    *,
+    run_at_ms: int | None = None,
+    queue: str | None = None,
+    connection: Any = None,
+    actor: str | None = None,
+    key_prefix: str | None = None,
+) -> EnqueueRequest:
+    """Validate, key and serialise one input into the row the driver writes."""
+    parsed = parse_input(definition, value)
+    key = idempotency_key_of(definition, parsed)
+    concurrency = definition.concurrency
+    concurrency_key = None
+    if concurrency is not None:
+        concurrency_key = definition.name
+        if concurrency.key is not None:
+            concurrency_key = f"{definition.name}:{concurrency.key(parsed)}"
+    return EnqueueRequest(
+        name=definition.name,
+        queue=queue or definition.queue,
+        payload=to_json(parsed, what="input"),
+        idempotency_key=f"{key_prefix}:{key}" if key_prefix else key,
+        max_attempts=definition.retry.attempts,
+        run_at_ms=run_at_ms,
+        tenant=definition.tenant(parsed) if definition.tenant is not None else None,
+        actor=actor,
+        concurrency_key=concurrency_key,
+        priority=definition.priority,
+        connection=connection if connection is not None else _connection.get(),
+    )
+
+
+def resolve_run_at(
+    driver: JobDriver, run_at: datetime | None, delay: Duration | None
+) -> int | None:
+    """``run_at``/``delay`` as an instant on the driver's clock (``None``: now)."""
+    if run_at is not None and delay is not None:
+        raise FerryError(
+            "X_INVARIANT",
+            "enqueue was given both run_at and delay",
+            "pass one of them: run_at for an instant, delay for a duration from now",
+        )
+    if run_at is not None:
+        if run_at.tzinfo is None:
+            raise FerryError(
+                "X_INVARIANT",
+                f"enqueue run_at {run_at.isoformat()} has no time zone",
+                "pass an aware datetime, e.g. datetime.now(UTC) + timedelta(hours=1)",
+            )
+        return int(run_at.timestamp() * 1000)
+    if delay is not None:
+        return driver.clock.now_ms() + to_ms(delay, what="enqueue delay")
+    return None
+
+
+async def enqueue(
+    definition: JobDefinition[Any, Any],
+    value: Any,
+    *,
+    run_at: datetime | None = None,
+    delay: Duration | None = None,
+    queue: str | None = None,
+    connection: Any = None,
+    actor: str | None = None,
+    key_prefix: str | None = None,
+) -> EnqueueResult:
+    """Validate and queue one run through the configured driver."""
+    driver = current_job_driver()
+    request = build_request(
+        definition,
+        value,
+        run_at_ms=resolve_run_at(driver, run_at, delay),
+        queue=queue,
+        connection=connection,
+        actor=actor,
+        key_prefix=key_prefix,
+    )
+    return await driver.enqueue(request)
+
+
+async def enqueue_many(
+    definition: JobDefinition[Any, Any],
+    values: Sequence[Any],
+    *,
+    queue: str | None = None,
+    connection: Any = None,
+    actor: str | None = None,
+) -> list[EnqueueResult]:
+    """Validate every input first, then queue them all in one round trip."""
+    driver = current_job_driver()
+    requests = [
+        build_request(definition, value, queue=queue, connection=connection, actor=actor)
+        for value in values
+    ]
+    return await driver.enqueue_many(requests) if requests else []

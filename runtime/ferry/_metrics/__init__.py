@@ -1,0 +1,19 @@
+"""Prometheus metrics and the liveness probe every ferry role serves on ``METRICS_PORT``."""
+
+from ferry._metrics.catalog import WorkerMetrics
+from ferry._metrics.scheduler_catalog import SchedulerMetrics
+from ferry._metrics.server import (
+    DEFAULT_LOOP_LAG_BUDGET_S,
+    DEFAULT_METRICS_PORT,
+    MetricsServer,
+    start_metrics_server,
+)
+
+__all__ = [
+    "DEFAULT_LOOP_LAG_BUDGET_S",
+    "DEFAULT_METRICS_PORT",
+    "MetricsServer",
+    "SchedulerMetrics",
+    "WorkerMetrics",
+    "start_metrics_server",
+]

@@ -1,0 +1,55 @@
+"""OpenTelemetry tracing: one span per execution, ``jobs.job.<name>``.
+
+Only ``opentelemetry-api`` is required: without an SDK configured its tracer is a no-op,
+so tracing costs nothing until an application installs a ``TracerProvider``. The span is
+the current span while the body runs, so the body's own spans (HTTP calls, queries)
+become its children.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from ferry._jobs.observer import ExecutionOutcome, ExecutionReport
+from ferry.drivers.protocol import ClaimedJob
+
+TRACER_NAME = "ferry"
+
+_FAILED: frozenset[ExecutionOutcome] = frozenset({"retried", "dead", "lease-lost"})
+"""Outcomes whose span is marked as an error (the attempt failed or its lease lapsed)."""
+
+
+@contextmanager
+def execution_span(claimed: ClaimedJob) -> Iterator[Callable[[ExecutionReport], None]]:
+    """Open the attempt's span; the yielded function records how the attempt ended."""
+    tracer = trace.get_tracer(TRACER_NAME)
+    with tracer.start_as_current_span(
+        f"jobs.job.{claimed.name}",
+        kind=SpanKind.CONSUMER,
+        attributes={
+            "job.id": claimed.id,
+            "job.name": claimed.name,
+            "job.attempt": claimed.attempt,
+            "job.queue": claimed.queue,
+        },
+    ) as span:
+        try:
+            yield lambda report: _record(span, report)
+        except asyncio.CancelledError:
+            # The worker stopped waiting (drain deadline): nothing was settled.
+            span.set_attribute("job.outcome", "abandoned")
+            raise
+
+
+def _record(span: Span, report: ExecutionReport) -> None:
+    span.set_attribute("job.outcome", report.outcome)
+    span.set_attribute("job.duration_ms", report.duration_ms)
+    if report.code is not None:
+        span.set_attribute("job.error.code", report.code)
+    if report.outcome in _FAILED:
+        span.set_status(Status(StatusCode.ERROR, f"{report.code}: {report.message}"))

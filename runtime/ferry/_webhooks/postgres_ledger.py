@@ -1,0 +1,81 @@
+"""``postgres_webhook_ledger()``: the webhook ledger in the ferry schema.
+
+``webhook_attempts`` holds a row per attempt and ``webhook_endpoints`` each endpoint's
+streak and disablement; recording an attempt and moving the streak is one statement, so
+concurrent deliveries to one endpoint count every failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ferry._clock import Clock, SystemClock
+from ferry._webhooks.ledger import EndpointState, WebhookAttempt
+from ferry.drivers._postgres.database import Database, Pool
+
+
+class PostgresWebhookLedger:
+    """The ledger over a pool on one ferry schema."""
+
+    def __init__(self, target: str | Pool, *, schema: str, clock: Clock, pool_max_size: int):
+        self._db = Database(target, schema=schema, clock=clock, pool_max_size=pool_max_size)
+
+    async def record(self, attempt: WebhookAttempt) -> int:
+        pool = await self._db.pool()
+        streak: int = await pool.fetchval(
+            self._db.queries["webhook_record"],
+            attempt.webhook,
+            attempt.endpoint_id,
+            attempt.event_id,
+            attempt.message_id,
+            attempt.job_id,
+            attempt.attempt,
+            attempt.outcome,
+            attempt.status,
+            attempt.code,
+            attempt.message,
+            attempt.duration_ms,
+            attempt.at_ms,
+        )
+        return streak
+
+    async def endpoint(self, endpoint_id: str) -> EndpointState:
+        pool = await self._db.pool()
+        row = await pool.fetchrow(self._db.queries["webhook_endpoint_state"], endpoint_id)
+        if row is None:
+            return EndpointState()
+        return EndpointState(
+            consecutive_failures=row["consecutive_failures"],
+            disabled_at_ms=row["disabled_at_ms"],
+            disabled_reason=row["disabled_reason"],
+        )
+
+    async def disable(self, endpoint_id: str, *, reason: str, at_ms: int) -> None:
+        pool = await self._db.pool()
+        await pool.execute(self._db.queries["webhook_disable"], endpoint_id, at_ms, reason)
+
+    async def enable(self, endpoint_id: str, *, at_ms: int) -> None:
+        pool = await self._db.pool()
+        await pool.execute(self._db.queries["webhook_enable"], endpoint_id, at_ms)
+
+    async def attempts(self, endpoint_id: str, *, limit: int = 50) -> Sequence[WebhookAttempt]:
+        pool = await self._db.pool()
+        rows = await pool.fetch(self._db.queries["webhook_attempts"], endpoint_id, limit)
+        return [WebhookAttempt(**dict(row)) for row in rows]
+
+    async def close(self) -> None:
+        """Close the pool if this ledger created it."""
+        await self._db.close()
+
+
+def postgres_webhook_ledger(
+    dsn_or_pool: str | Pool,
+    *,
+    schema: str = "ferry",
+    clock: Clock | None = None,
+    pool_max_size: int = 4,
+) -> PostgresWebhookLedger:
+    """A ledger in the ferry schema of ``dsn_or_pool``; connects and migrates on first use."""
+    return PostgresWebhookLedger(
+        dsn_or_pool, schema=schema, clock=clock or SystemClock(), pool_max_size=pool_max_size
+    )

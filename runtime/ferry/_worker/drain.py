@@ -1,0 +1,122 @@
+"""What SIGTERM does to a worker: the ``X_DRAINING`` abort and the drain deadline.
+
+A drain stops claiming, aborts every held run's signal with ``X_DRAINING`` (a body that
+stops is *interrupted*: lease released, attempt uncounted, back to ready at once), and
+waits for the held runs until ``drain_seconds`` have passed. Runs still going then are
+abandoned unsettled: their leases lapse and another worker redelivers them with the
+attempt counted. A second SIGTERM/SIGINT exits at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
+
+from ferry._clock import Clock
+from ferry._jobs.signal import AbortSignal
+from ferry.errors import FerryError
+
+if TYPE_CHECKING:
+    from ferry._worker.worker import JobWorker
+
+logger = logging.getLogger("ferry.worker")
+
+FORCED_EXIT_STATUS = 1
+
+
+class Drain:
+    """One worker's drain: the abort it sends and the deadline the waiting teardown obeys."""
+
+    def __init__(self, worker_id: str, signal: AbortSignal, seconds: float) -> None:
+        self._worker_id = worker_id
+        self._signal = signal
+        self.seconds = seconds
+        self.deadline = asyncio.Event()
+        self.signal_name: str | None = None
+        self._timer: asyncio.Task[None] | None = None
+
+    @property
+    def started(self) -> bool:
+        """True once a drain began (a second signal is then a forced exit)."""
+        return self.signal_name is not None
+
+    def begin(self, signal_name: str, held: int, clock: Clock) -> None:
+        """Abort every held run with ``X_DRAINING`` and start the deadline on ``clock``."""
+        if self.started:
+            return
+        self.signal_name = signal_name
+        logger.warning(
+            "jobs.worker.draining",
+            extra={
+                "worker_id": self._worker_id,
+                "signal": signal_name,
+                "held": held,
+                "drain_seconds": self.seconds,
+            },
+        )
+        self._signal.abort(
+            FerryError(
+                "X_DRAINING",
+                f"worker {self._worker_id} is draining ({signal_name}); the run goes back to "
+                "the queue uncounted",
+                "nothing to fix — another worker resumes it from its last completed step",
+            )
+        )
+        self._timer = asyncio.create_task(self._expire(clock), name="ferry-drain-deadline")
+
+    async def _expire(self, clock: Clock) -> None:
+        await clock.sleep_ms(int(self.seconds * 1000))
+        self.deadline.set()
+
+    async def wait_for(self, held: Collection[asyncio.Task[Any]]) -> list[asyncio.Task[Any]]:
+        """Wait for ``held`` until the deadline (none without a drain); answers the abandoned.
+
+        The abandoned are cancelled here and awaited, so nothing of theirs runs after this.
+        """
+        deadline = asyncio.ensure_future(self.deadline.wait())
+        try:
+            while any(not task.done() for task in held):
+                pending = [task for task in held if not task.done()]
+                await asyncio.wait({*pending, deadline}, return_when=asyncio.FIRST_COMPLETED)
+                if deadline.done():
+                    break
+        finally:
+            deadline.cancel()
+            if self._timer is not None:
+                self._timer.cancel()
+        abandoned = [task for task in held if not task.done()]
+        for task in abandoned:
+            task.cancel()
+        if abandoned:
+            await asyncio.gather(*abandoned, return_exceptions=True)
+        return abandoned
+
+
+async def run_until_signalled(worker: JobWorker) -> None:
+    """Run ``worker``; SIGTERM/SIGINT drains it; a second signal during the drain exits at once."""
+    loop = asyncio.get_running_loop()
+
+    def on_signal(name: str) -> None:
+        if worker.draining:
+            logger.error(
+                "jobs.worker.forced-exit",
+                extra={"worker_id": worker.worker_id, "signal": name, "held": worker.in_flight},
+            )
+            for handler in logging.getLogger().handlers:
+                handler.flush()
+            # At once means at once: no task of a held body gets to run its cleanup, and
+            # the unsettled leases lapse exactly as if the pod had been killed.
+            os._exit(FORCED_EXIT_STATUS)
+        worker.drain(name)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal, sig.name)
+    try:
+        await worker.run()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)

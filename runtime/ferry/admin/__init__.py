@@ -1,6 +1,0 @@
-"""The jobs dashboard (``/admin/jobs``) and what it shares with the CLI."""
-
-from ferry.admin.access import Access
-from ferry.admin.app import admin_app
-
-__all__ = ["Access", "admin_app"]

@@ -1,5 +1,0 @@
-"""Backfills: a job that pages through a source and resumes from its last checkpoint."""
-
-from ferry.backfill.factory import BackfillPage, backfill
-
-__all__ = ["BackfillPage", "backfill"]

@@ -1,0 +1,144 @@
+"""``JobIntrospection`` on Postgres: what ``ferry jobs`` and the dashboard read and do."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+import asyncpg
+
+from ferry.drivers._postgres.columns import from_json_text, job_error_of, progress_of, run_pk
+from ferry.drivers._postgres.database import Database
+from ferry.drivers._refusals import run_in_wrong_state, run_not_found
+from ferry.drivers.protocol import (
+    JOB_STATES,
+    JobState,
+    QueueStats,
+    RunDetail,
+    RunFilter,
+    RunSummary,
+    StepRecord,
+)
+
+
+class PostgresIntrospection:
+    """Operator reads and actions over the ``jobs`` table."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
+        f = run_filter
+        pool = await self._db.pool()
+        rows = await pool.fetch(
+            self._db.queries["runs_list"],
+            f.queue,
+            f.name,
+            f.state,
+            f.tenant,
+            f.created_after_ms,
+            f.created_before_ms,
+            int(f.before_id) if f.before_id is not None else None,
+            max(f.limit, 0),
+            f.lease_expired,
+            self._db.clock.now_ms(),
+        )
+        return [_summary(row) for row in rows]
+
+    async def get_run(self, job_id: str) -> RunDetail | None:
+        pk = run_pk(job_id)
+        pool = await self._db.pool()
+        row = await pool.fetchrow(self._db.queries["run_get"], pk) if pk is not None else None
+        if row is None:
+            return None
+        return RunDetail(
+            summary=_summary(row),
+            payload=from_json_text(row["payload"]),
+            idempotency_key=row["idempotency_key"],
+            actor=row["actor"],
+            concurrency_key=row["concurrency_key"],
+            locked_by=row["locked_by"],
+            lease_expires_at_ms=row["lease_expires_at_ms"],
+            result=from_json_text(row["result"]),
+            progress=progress_of(row["progress_current"], row["progress_total"]),
+            finished_at_ms=row["finished_at_ms"],
+            steps=tuple(StepRecord(**step) for step in json.loads(row["steps"])),
+            cancel_requested_at_ms=row["cancel_requested_at_ms"],
+        )
+
+    async def retry_run(self, job_id: str) -> None:
+        await self._transition(job_id, "run_retry", "retried", "dead or cancelled")
+
+    async def cancel_run(self, job_id: str) -> JobState:
+        before = await self._transition(
+            job_id, "run_cancel", "cancelled", "queued, sleeping or running"
+        )
+        return "running" if before == "running" else "cancelled"
+
+    async def throughput(self, since_ms: int) -> Mapping[str, int]:
+        pool = await self._db.pool()
+        rows = await pool.fetch(self._db.queries["queue_throughput"], since_ms)
+        return {row["queue"]: row["completed"] for row in rows}
+
+    async def server_now_ms(self) -> int:
+        """The database server's wall clock, in epoch ms (for the clock-skew check)."""
+        pool = await self._db.pool()
+        now: int = await pool.fetchval(self._db.queries["server_clock"])
+        return now
+
+    async def pause_queue(self, queue: str) -> None:
+        pool = await self._db.pool()
+        await pool.execute(self._db.queries["queue_pause"], queue, self._db.clock.now_ms())
+
+    async def resume_queue(self, queue: str) -> None:
+        pool = await self._db.pool()
+        await pool.execute(self._db.queries["queue_resume"], queue)
+
+    async def stats(self) -> list[QueueStats]:
+        """Counts per queue and state (every state present), paused queues included."""
+        pool = await self._db.pool()
+        counts: dict[str, dict[JobState, int]] = {}
+        paused: set[str] = set()
+        for row in await pool.fetch(self._db.queries["queue_stats"]):
+            per_queue = counts.setdefault(row["queue"], dict.fromkeys(JOB_STATES, 0))
+            if row["paused"]:
+                paused.add(row["queue"])
+            else:
+                per_queue[row["state"]] = row["runs"]
+        return [
+            QueueStats(queue, state_counts, queue in paused)
+            for queue, state_counts in sorted(counts.items())
+        ]
+
+    async def _transition(self, job_id: str, query: str, action: str, allowed: str) -> JobState:
+        """Run a guarded state change; answers the state before it, and refuses a missing
+        run or one in another state."""
+        pk = run_pk(job_id)
+        pool = await self._db.pool()
+        row = (
+            await pool.fetchrow(self._db.queries[query], pk, self._db.clock.now_ms())
+            if pk is not None
+            else None
+        )
+        if row is None:
+            raise run_not_found(job_id)
+        if not row["changed"]:
+            raise run_in_wrong_state(job_id, row["name"], row["state"], action, allowed)
+        state: JobState = row["state"]
+        return state
+
+
+def _summary(row: asyncpg.Record) -> RunSummary:
+    return RunSummary(
+        id=row["id"],
+        name=row["name"],
+        queue=row["queue"],
+        state=row["state"],
+        attempts=row["attempts"],
+        max_attempts=row["max_attempts"],
+        tenant=row["tenant"],
+        run_at_ms=row["run_at_ms"],
+        created_at_ms=row["created_at_ms"],
+        updated_at_ms=row["updated_at_ms"],
+        last_error=job_error_of(row["last_error_code"], row["last_error_message"]),
+    )

@@ -1,0 +1,70 @@
+"""Named SQL: every statement of the driver, read from ``sql/queries/<name>.sql``.
+
+The Python side calls a statement by its name, so a reviewer reads the claim query in
+one place. A file may use two placeholders, substituted once per schema: ``{schema}``
+(the quoted schema identifier) and ``{channel}`` (the NOTIFY channel as a SQL literal).
+Substitution is safe because ``checked_schema`` admits only ``[a-z0-9_]`` names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+
+from ferry.errors import FerryError
+
+_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_CHANNEL_SUFFIX = "_jobs"
+_MAX_IDENTIFIER = 63  # PostgreSQL's NAMEDATALEN - 1; a longer NOTIFY channel is refused
+
+
+def checked_schema(schema: str) -> str:
+    """``schema`` if it is a plain lower-case identifier ferry can quote and notify on."""
+    if not _SCHEMA_NAME.match(schema):
+        raise FerryError(
+            "X_INVARIANT",
+            f"postgres schema name {schema!r} is not a plain lower-case identifier",
+            'use letters a-z, digits and "_", starting with a letter or "_", e.g. schema="ferry"',
+        )
+    if len(channel_for(schema)) > _MAX_IDENTIFIER:
+        raise FerryError(
+            "X_INVARIANT",
+            f"postgres schema name {schema!r} is too long for its notify channel "
+            f'"{channel_for(schema)}" ({_MAX_IDENTIFIER} characters at most)',
+            f"use a schema name of at most {_MAX_IDENTIFIER - len(_CHANNEL_SUFFIX)} characters",
+        )
+    return schema
+
+
+def channel_for(schema: str) -> str:
+    """The LISTEN/NOTIFY channel that announces new runs of ``schema``."""
+    return f"{schema}{_CHANNEL_SUFFIX}"
+
+
+class Queries:
+    """The driver's statements rendered for one schema, by name."""
+
+    def __init__(self, schema: str) -> None:
+        self.schema = checked_schema(schema)
+        self.channel = channel_for(schema)
+        self._rendered = {name: self.render(text) for name, text in _sources().items()}
+
+    def __getitem__(self, name: str) -> str:
+        return self._rendered[name]
+
+    def render(self, sql: str) -> str:
+        """``sql`` with this schema's identifier and channel substituted."""
+        return sql.replace("{schema}", f'"{self.schema}"').replace("{channel}", f"'{self.channel}'")
+
+
+@cache
+def _sources() -> Mapping[str, str]:
+    """Every ``sql/queries/*.sql`` file, by file stem, read once per process."""
+    folder = resources.files("ferry.drivers._postgres.sql.queries")
+    return {
+        entry.name.removesuffix(".sql"): entry.read_text(encoding="utf-8")
+        for entry in folder.iterdir()
+        if entry.name.endswith(".sql")
+    }

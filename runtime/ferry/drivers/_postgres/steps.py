@@ -1,0 +1,53 @@
+"""``StepStore`` on Postgres: memoized step results beside the run, fenced on its holder."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ferry.drivers._postgres.columns import from_json_text, json_text, run_pk
+from ferry.drivers._postgres.database import Database
+from ferry.drivers.protocol import StepRecord
+
+
+class PostgresStepStore:
+    """The ``steps`` table: one row per recorded step of a run."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    async def load(self, job_id: str) -> Mapping[str, StepRecord]:
+        pk = run_pk(job_id)
+        pool = await self._db.pool()
+        if pk is None:
+            return {}
+        rows = await pool.fetch(self._db.queries["step_load"], pk)
+        return {
+            row["name"]: StepRecord(
+                name=row["name"],
+                kind=row["kind"],
+                result=from_json_text(row["result"]),
+                started_at_ms=row["started_at_ms"],
+                finished_at_ms=row["finished_at_ms"],
+                wake_at_ms=row["wake_at_ms"],
+            )
+            for row in rows
+        }
+
+    async def record(self, job_id: str, step: StepRecord, *, worker_id: str) -> bool:
+        pk = run_pk(job_id)
+        pool = await self._db.pool()
+        if pk is None:
+            return False
+        held: bool = await pool.fetchval(
+            self._db.queries["step_record"],
+            pk,
+            worker_id,
+            self._db.clock.now_ms(),
+            step.name,
+            step.kind,
+            json_text(step.result),
+            step.started_at_ms,
+            step.finished_at_ms,
+            step.wake_at_ms,
+        )
+        return held

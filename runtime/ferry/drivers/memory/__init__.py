@@ -1,5 +1,0 @@
-"""The in-process driver: every ``JobDriver`` member over plain dictionaries."""
-
-from ferry.drivers.memory.driver import MemoryJobDriver, memory_job_driver
-
-__all__ = ["MemoryJobDriver", "memory_job_driver"]
