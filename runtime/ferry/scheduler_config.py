@@ -80,7 +80,7 @@ def __getattr__(attribute: str) -> Api:
     """``ferry.scheduler_config:api`` — the app of ``FERRY_TASKS_APP`` with the file's tasks."""
     if attribute != "api":
         raise AttributeError(attribute)
-    from ferry._cli.app import load_app
+    from ferry._app import load_app
 
     app = load_app(_required_env("FERRY_TASKS_APP"))
     tasks: Sequence[TaskHandle] = tasks_from_file(_required_env("FERRY_TASKS_FILE"), app)

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ferry import Concurrency, Retry, job
-from ferry._jobs.declaration import Settled
+from ferry._jobs.definition import Settled
 
 
 class Item(BaseModel):

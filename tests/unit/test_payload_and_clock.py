@@ -13,7 +13,7 @@ import pytest
 from ferry import FerryError
 from ferry._clock import FrozenClock
 from ferry._duration import to_ms
-from ferry._jobs.payload import to_json
+from ferry._payload import to_json
 
 
 class Colour(Enum):

@@ -20,8 +20,8 @@ from ferry._duration import Duration
 from ferry._jobs.context import JobContext
 from ferry._jobs.declaration import JobHandle, job
 from ferry._jobs.facade import current_job_driver
-from ferry._jobs.payload import to_json
 from ferry._jobs.policy import Retry
+from ferry._payload import to_json
 from ferry.drivers.protocol import BackfillCheckpoint, JsonValue
 from ferry.errors import FerryError
 

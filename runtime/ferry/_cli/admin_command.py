@@ -11,7 +11,7 @@ from typing import Any
 
 from ferry._admin import Access, admin_app
 from ferry._admin.serve import embedded_server
-from ferry._cli.app import load_app
+from ferry._app import load_app
 from ferry._cli.database import add_database_options, open_driver
 from ferry._cli.envelope import Outcome
 from ferry._cli.scheduler_command import open_scheduler_store

@@ -8,7 +8,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from ferry._cli.app import load_app
+from ferry._app import load_app
 from ferry._cli.database import configured_dsn, open_driver
 from ferry._cli.envelope import Outcome
 from ferry._cli.process_options import add_process_options

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ferry._cli.app import load_app
+from ferry._app import load_app
 from ferry._cli.database import add_database_options, open_driver
 from ferry._cli.envelope import Outcome
 from ferry._cli.scheduler_command import open_scheduler_store

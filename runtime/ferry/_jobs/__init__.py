@@ -1,7 +1,8 @@
 """Jobs: declaration, the enqueue facade, and the one execution path."""
 
 from ferry._jobs.context import JobContext
-from ferry._jobs.declaration import JobHandle, Settled, job
+from ferry._jobs.declaration import JobHandle, job
+from ferry._jobs.definition import Settled
 from ferry._jobs.execute import execute_job
 from ferry._jobs.facade import set_job_driver, use_connection
 from ferry._jobs.policy import Concurrency, Retry

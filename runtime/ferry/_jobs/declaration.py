@@ -2,80 +2,20 @@
 
 from __future__ import annotations
 
-import inspect
-import itertools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal
 
 from pydantic import BaseModel
 
 from ferry._duration import Duration, to_ms
+from ferry._jobs.definition import InputT, JobDefinition, OnSettled, ResultT
+from ferry._jobs.facade import enqueue, enqueue_many, idempotency_key_of, parse_input
 from ferry._jobs.policy import Concurrency, Retry
 from ferry.drivers.protocol import EnqueueResult
 from ferry.errors import FerryError
 
-InputT = TypeVar("InputT", bound=BaseModel)
-ResultT = TypeVar("ResultT")
-
-#: The keyword parameters a body may declare; it gets exactly the ones it names.
-BODY_PARAMETERS = frozenset({"input", "step", "ctx", "progress", "final_attempt", "attempt"})
-
-_anonymous_jobs = itertools.count(1)
 _declared: list[JobDefinition[Any, Any]] = []
-
-
-@dataclass(frozen=True, slots=True)
-class Settled(Generic[InputT, ResultT]):
-    """One ending of a run, handed to ``on_settled`` exactly once.
-
-    ``input`` is ``None`` only when the stored payload no longer fits the input schema.
-    """
-
-    outcome: Literal["completed", "failed", "cancelled"]
-    job_id: str
-    attempt: int
-    input: InputT | None
-    result: ResultT | None
-    code: str | None
-    message: str | None
-
-
-OnSettled = Callable[[Settled[Any, Any]], Awaitable[None] | None]
-
-
-class JobDefinition(Generic[InputT, ResultT]):
-    """Everything ``@job`` declared; shared by a handle and its ``as_actor`` views."""
-
-    def __init__(
-        self,
-        *,
-        body: Callable[..., Awaitable[ResultT]],
-        input_model: type[InputT],
-        idempotency_key: Callable[[InputT], str],
-        tenant: Callable[[InputT], str | None] | None,
-        retry: Retry,
-        timeout_ms: int | None,
-        queue: str,
-        concurrency: Concurrency[InputT] | None,
-        on_settled: OnSettled | None,
-        name: str | None,
-        priority: int,
-    ) -> None:
-        self.body = body
-        self.body_parameters = _body_parameters(body)
-        self.input_model = input_model
-        self.idempotency_key = idempotency_key
-        self.tenant = tenant
-        self.retry = retry
-        self.timeout_ms = timeout_ms
-        self.queue = queue
-        self.concurrency = concurrency
-        self.on_settled = on_settled
-        self.explicit_name = name is not None
-        self.name = name if name is not None else f"anonymous-job-{next(_anonymous_jobs)}"
-        self.priority = priority
 
 
 class JobHandle(Generic[InputT, ResultT]):
@@ -128,8 +68,6 @@ class JobHandle(Generic[InputT, ResultT]):
 
     def idempotency_key_for(self, input: InputT | Mapping[str, Any]) -> str:
         """The idempotency key an enqueue of ``input`` would carry."""
-        from ferry._jobs.facade import idempotency_key_of, parse_input
-
         return idempotency_key_of(self._definition, parse_input(self._definition, input))
 
     async def enqueue(
@@ -142,8 +80,6 @@ class JobHandle(Generic[InputT, ResultT]):
         connection: Any = None,
     ) -> EnqueueResult:
         """Queue one run; inside a bound transaction it joins it (commit is the enqueue)."""
-        from ferry._jobs.facade import enqueue
-
         return await enqueue(
             self._definition,
             input,
@@ -162,8 +98,6 @@ class JobHandle(Generic[InputT, ResultT]):
         connection: Any = None,
     ) -> list[EnqueueResult]:
         """Queue many runs in one round trip; results in input order."""
-        from ferry._jobs.facade import enqueue_many
-
         return await enqueue_many(
             self._definition, inputs, queue=queue, connection=connection, actor=self._actor
         )
@@ -258,29 +192,6 @@ def job(
 def declared_jobs() -> list[JobDefinition[Any, Any]]:
     """Every job declared in this process, in declaration order."""
     return list(_declared)
-
-
-def _body_parameters(body: Callable[..., Any]) -> tuple[str, ...]:
-    if not inspect.iscoroutinefunction(body):
-        raise FerryError(
-            "X_INVARIANT",
-            f"job body {getattr(body, '__qualname__', body)!r} is not an async function",
-            "declare it with `async def`",
-        )
-    names: list[str] = []
-    for parameter in inspect.signature(body).parameters.values():
-        if parameter.name not in BODY_PARAMETERS or parameter.kind in (
-            inspect.Parameter.VAR_POSITIONAL,
-            inspect.Parameter.VAR_KEYWORD,
-        ):
-            raise FerryError(
-                "X_INVARIANT",
-                f"job body {body.__qualname__!r} declares parameter {parameter.name!r}, "
-                "which ferry does not provide",
-                f"declare only some of: {', '.join(sorted(BODY_PARAMETERS))}",
-            )
-        names.append(parameter.name)
-    return tuple(names)
 
 
 def _check_name(what: str, value: object) -> None:

@@ -18,15 +18,15 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from ferry._jobs.context import JobContext
-from ferry._jobs.declaration import JobDefinition, Settled
+from ferry._jobs.definition import JobDefinition, Settled
 from ferry._jobs.heartbeat import Heartbeat
 from ferry._jobs.observer import ExecutionObserver, ExecutionOutcome, ExecutionReport
-from ferry._jobs.payload import to_json
 from ferry._jobs.policy import Caps
 from ferry._jobs.registry import resolve_job
 from ferry._jobs.signal import AbortSignal
 from ferry._jobs.step import Parked, Step
 from ferry._jobs.verdict import NoRetry, RetryAfter
+from ferry._payload import to_json
 from ferry._tracing import execution_span
 from ferry.drivers.protocol import (
     AckOptions,

@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ferry._duration import Duration, to_ms
-from ferry._jobs.declaration import JobDefinition
-from ferry._jobs.payload import to_json
+from ferry._jobs.definition import JobDefinition
+from ferry._payload import to_json
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, JobDriver
 from ferry.errors import FerryError
 

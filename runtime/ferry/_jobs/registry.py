@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from ferry._jobs.declaration import JobDefinition, JobHandle, declared_jobs
+from ferry._jobs.declaration import JobHandle, declared_jobs
+from ferry._jobs.definition import JobDefinition
 from ferry.errors import FerryError
 
 

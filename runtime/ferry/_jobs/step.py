@@ -12,8 +12,8 @@ from typing import Any, Protocol, TypeVar
 
 from ferry._clock import Clock
 from ferry._duration import Duration, to_ms
-from ferry._jobs.payload import to_json
 from ferry._jobs.signal import AbortSignal
+from ferry._payload import to_json
 from ferry.drivers.protocol import StepRecord, StepStore
 from ferry.errors import FerryError
 

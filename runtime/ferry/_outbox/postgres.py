@@ -14,8 +14,8 @@ from typing import Any
 import asyncpg
 
 from ferry._clock import Clock, SystemClock
-from ferry._jobs.payload import to_json
 from ferry._outbox.entry import OutboxEntry
+from ferry._payload import to_json
 from ferry.drivers._postgres.columns import from_json_text, json_text
 from ferry.drivers._postgres.database import Database, Pool
 from ferry.drivers._postgres.wake import QueueWake

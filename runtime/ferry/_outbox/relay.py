@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from ferry._aio import first_of
 from ferry._duration import Duration, to_ms
+from ferry._identity import new_worker_id
 from ferry._outbox.entry import OutboxPublisher, OutboxStore
-from ferry._worker.identity import new_worker_id
 from ferry.errors import FerryError
 
 logger = logging.getLogger("ferry.outbox")

@@ -14,11 +14,11 @@ import logging
 import signal
 from collections.abc import Iterable
 
+from ferry._identity import new_worker_id
 from ferry._metrics.scheduler_catalog import SchedulerMetrics
 from ferry._scheduler.dispatch import Dispatcher, RoundReport
 from ferry._scheduler.leader import DEFAULT_LEADER_TTL_MS, LeaseLeader
 from ferry._scheduler.store import SchedulerStore
-from ferry._worker.identity import new_worker_id
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle

@@ -26,9 +26,9 @@ from ferry._duration import Duration, to_ms
 from ferry._jobs.context import JobContext
 from ferry._jobs.declaration import JobHandle, job
 from ferry._jobs.facade import current_job_driver
-from ferry._jobs.payload import to_json
 from ferry._jobs.policy import Retry
 from ferry._jobs.verdict import NoRetry, RetryAfter
+from ferry._payload import to_json
 from ferry._webhooks.ledger import AttemptOutcome, WebhookAttempt, WebhookLedger
 from ferry._webhooks.signing import secret_key, signed_headers
 from ferry._webhooks.targets import check_target

@@ -18,7 +18,9 @@ import time
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ferry._jobs.declaration import JobDefinition, JobHandle, declared_jobs
+from ferry._identity import new_worker_id
+from ferry._jobs.declaration import JobHandle, declared_jobs
+from ferry._jobs.definition import JobDefinition
 from ferry._jobs.execute import Settler, execute_job, unenforceable
 from ferry._jobs.facade import current_job_driver
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
@@ -26,7 +28,6 @@ from ferry._jobs.policy import Caps
 from ferry._jobs.signal import AbortSignal
 from ferry._metrics.catalog import WorkerMetrics
 from ferry._worker.drain import Drain
-from ferry._worker.identity import new_worker_id
 from ferry._worker.queue_depth import sample_queue_depth
 from ferry._worker.settle_batch import BatchSettlingDriver, SettleBatch
 from ferry.drivers.protocol import ClaimedJob, ClaimOptions, JobDriver

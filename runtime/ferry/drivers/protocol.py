@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 from ferry._clock import Clock
 
 JsonValue: TypeAlias = Any
-"""A value with a JSON form (checked by ``ferry._jobs.payload``; ``Any`` for mypy's sake)."""
+"""A value with a JSON form (checked by ``ferry._payload``; ``Any`` for mypy's sake)."""
 
 JobState = Literal["queued", "running", "sleeping", "completed", "dead", "cancelled"]
 JOB_STATES: tuple[JobState, ...] = (

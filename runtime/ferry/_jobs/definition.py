@@ -1,0 +1,101 @@
+"""What ``@job`` declared: the definition the worker, the facade and the handle share.
+
+Its own module so that the enqueue facade and the handle both import it, and neither
+imports the other back.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel
+
+from ferry._jobs.policy import Concurrency, Retry
+from ferry.errors import FerryError
+
+InputT = TypeVar("InputT", bound=BaseModel)
+ResultT = TypeVar("ResultT")
+
+#: The keyword parameters a body may declare; it gets exactly the ones it names.
+BODY_PARAMETERS = frozenset({"input", "step", "ctx", "progress", "final_attempt", "attempt"})
+
+_anonymous_jobs = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Settled(Generic[InputT, ResultT]):
+    """One ending of a run, handed to ``on_settled`` exactly once.
+
+    ``input`` is ``None`` only when the stored payload no longer fits the input schema.
+    """
+
+    outcome: Literal["completed", "failed", "cancelled"]
+    job_id: str
+    attempt: int
+    input: InputT | None
+    result: ResultT | None
+    code: str | None
+    message: str | None
+
+
+OnSettled = Callable[[Settled[Any, Any]], Awaitable[None] | None]
+
+
+class JobDefinition(Generic[InputT, ResultT]):
+    """Everything ``@job`` declared; shared by a handle and its ``as_actor`` views."""
+
+    def __init__(
+        self,
+        *,
+        body: Callable[..., Awaitable[ResultT]],
+        input_model: type[InputT],
+        idempotency_key: Callable[[InputT], str],
+        tenant: Callable[[InputT], str | None] | None,
+        retry: Retry,
+        timeout_ms: int | None,
+        queue: str,
+        concurrency: Concurrency[InputT] | None,
+        on_settled: OnSettled | None,
+        name: str | None,
+        priority: int,
+    ) -> None:
+        self.body = body
+        self.body_parameters = _body_parameters(body)
+        self.input_model = input_model
+        self.idempotency_key = idempotency_key
+        self.tenant = tenant
+        self.retry = retry
+        self.timeout_ms = timeout_ms
+        self.queue = queue
+        self.concurrency = concurrency
+        self.on_settled = on_settled
+        self.explicit_name = name is not None
+        self.name = name if name is not None else f"anonymous-job-{next(_anonymous_jobs)}"
+        self.priority = priority
+
+
+def _body_parameters(body: Callable[..., Any]) -> tuple[str, ...]:
+    if not inspect.iscoroutinefunction(body):
+        raise FerryError(
+            "X_INVARIANT",
+            f"job body {getattr(body, '__qualname__', body)!r} is not an async function",
+            "declare it with `async def`",
+        )
+    names: list[str] = []
+    for parameter in inspect.signature(body).parameters.values():
+        if parameter.name not in BODY_PARAMETERS or parameter.kind in (
+            inspect.Parameter.VAR_POSITIONAL,
+            inspect.Parameter.VAR_KEYWORD,
+        ):
+            raise FerryError(
+                "X_INVARIANT",
+                f"job body {body.__qualname__!r} declares parameter {parameter.name!r}, "
+                "which ferry does not provide",
+                f"declare only some of: {', '.join(sorted(BODY_PARAMETERS))}",
+            )
+        names.append(parameter.name)
+    return tuple(names)
