@@ -2,8 +2,9 @@
 
 The public surface is what this module exports, plus the documented submodules
 ``ferry.drivers`` (the drivers and the driver protocol), ``ferry.tasks`` (cron),
-``ferry.testing`` (the harness), ``ferry.admin`` (the dashboard as an ASGI app) and
-``ferry.errors``. Every other module is ``_``-private and may change without notice.
+``ferry.testing`` (the harness), ``ferry.admin`` (the dashboard as an ASGI app),
+``ferry.metrics`` (the metrics port) and ``ferry.errors``. Every other module is
+``_``-private and may change without notice.
 """
 
 from ferry._backfill import BackfillPage, backfill
@@ -24,6 +25,9 @@ from ferry._jobs import (
 )
 from ferry._jobs.policy import Caps
 from ferry._jobs.verdict import NoRetry, RetryAfter
+from ferry._lifecycle import Role, run_roles
+from ferry._outbox import JobOutboxPublisher, OutboxPublisher, OutboxRelay
+from ferry._scheduler import Scheduler
 from ferry._webhooks import (
     WebhookDelivery,
     WebhookEndpoint,
@@ -45,10 +49,15 @@ __all__ = [
     "FerryError",
     "JobContext",
     "JobHandle",
+    "JobOutboxPublisher",
     "JobWorker",
     "NoRetry",
+    "OutboxPublisher",
+    "OutboxRelay",
     "Retry",
     "RetryAfter",
+    "Role",
+    "Scheduler",
     "Settled",
     "Step",
     "SystemClock",
@@ -60,6 +69,7 @@ __all__ = [
     "job",
     "job_worker",
     "new_webhook_secret",
+    "run_roles",
     "set_job_driver",
     "task",
     "throw_if_aborted",

@@ -14,9 +14,8 @@ import httpx
 import pytest
 
 from ferry._admin import Access, admin_app
-from ferry._clock import FrozenClock, SystemClock
+from ferry._clock import FrozenClock
 from ferry._jobs.facade import set_job_driver
-from ferry._scheduler import postgres_scheduler_store
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
 HERE = Path(__file__).parent
@@ -52,15 +51,13 @@ async def client(
     """The dashboard app in this process over the seeded schema, reached through ASGI."""
     from cli_app import nightly
 
-    store = postgres_scheduler_store(postgres_dsn, schema=pg_schema, clock=SystemClock())
     access = Access(read_tokens=[READ_TOKEN], manage_tokens=[MANAGE_TOKEN])
-    app = admin_app(seeded_driver, access=access, tasks=[nightly], scheduler_store=store)
+    app = admin_app(seeded_driver, access=access, tasks=[nightly])
     previous = set_job_driver(seeded_driver)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://dashboard") as http:
         yield http
     set_job_driver(previous)
-    await store.close()
 
 
 def free_port() -> int:

@@ -6,12 +6,13 @@ these fixtures hand each test a fresh driver of each kind on one frozen clock.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
+import asyncpg
 import pytest
 
 from ferry._clock import FrozenClock
-from ferry.drivers.protocol import JobDriver
+from ferry.drivers.protocol import JobDriver, JsonValue
 from ferry.testing import Harness
 
 
@@ -45,3 +46,24 @@ def harness(driver: JobDriver, clock: FrozenClock) -> Iterator[Harness]:
     h = Harness(driver=driver, clock=clock)
     with h.installed():
         yield h
+
+
+Append = Callable[[str, JsonValue], Awaitable[str]]
+
+
+@pytest.fixture
+def append(driver: JobDriver, postgres_dsn: str) -> Append:
+    """Append an outbox entry the way the driver's outbox takes one: in a committed
+    transaction of the application's connection, or (no transactions to join) at once."""
+
+    async def append(type: str, payload: JsonValue) -> str:
+        if driver.name != "postgres":
+            return await driver.outbox.append(type, payload, connection=None)
+        connection = await asyncpg.connect(postgres_dsn)
+        try:
+            async with connection.transaction():
+                return await driver.outbox.append(type, payload, connection=connection)
+        finally:
+            await connection.close()
+
+    return append

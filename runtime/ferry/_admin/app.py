@@ -24,7 +24,6 @@ from ferry._admin.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access, Grant
 from ferry._admin.filters import FILTER_WORDS, instant, run_filter
 from ferry._admin.overview import queue_overview
 from ferry._scheduler.status import task_status
-from ferry._scheduler.store import SchedulerStore
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
@@ -44,12 +43,11 @@ Handler = Callable[[Request, Grant], Awaitable[Response]]
 
 @dataclass
 class Dashboard:
-    """What the pages read from: the job driver, the declared tasks, the scheduler store."""
+    """What the pages read from: the job driver (its scheduler store too) and the tasks."""
 
     driver: JobDriver
     access: Access
     tasks: Sequence[TaskHandle] = ()
-    scheduler_store: SchedulerStore | None = None
 
 
 def admin_app(
@@ -57,14 +55,13 @@ def admin_app(
     *,
     access: Access,
     tasks: Sequence[TaskHandle] = (),
-    scheduler_store: SchedulerStore | None = None,
 ) -> Starlette:
     """The dashboard as an ASGI app; mount it at the root (its paths start ``/admin``).
 
     Run-now fires ``task.enqueue()``, which enqueues through the ambient job driver: the
     caller sets it (``set_job_driver``) to the same ``driver``.
     """
-    pages = _Pages(Dashboard(driver, access, tasks, scheduler_store))
+    pages = _Pages(Dashboard(driver, access, tasks))
     read, manage = pages.guarded("job:read"), pages.guarded("job:manage")
     return Starlette(
         routes=[
@@ -205,9 +202,9 @@ class _Pages:
 
     async def tasks_page(self, request: Request, grant: Grant) -> Response:
         """Every declared task: schedule, zone, last fire, next fire, paused."""
-        store = self.d.scheduler_store
-        ticks = await store.ticks() if store is not None else {}
-        paused = await store.paused_tasks() if store is not None else {}
+        store = self.d.driver.scheduler
+        ticks = await store.ticks()
+        paused = await store.paused_tasks()
         now = self.d.driver.clock.now_ms()
         rows = [
             task_status(
@@ -270,7 +267,7 @@ class _Pages:
         task = next((t for t in self.d.tasks if t.name == name), None)
         if task is None:
             return _back(back, error=f'X_TASK_UNKNOWN: the application declares no task "{name}"')
-        store = self.d.scheduler_store
+        store = self.d.driver.scheduler
         try:
             if action == "run-now":
                 fired = await task.enqueue()
@@ -279,7 +276,7 @@ class _Pages:
                     f'Task "{task.name}" fired {len(fired)} entr{"y" if len(fired) == 1 else "ies"}'
                     f" ({new} new run(s), {len(fired) - new} already enqueued)."
                 )
-            elif action in ("pause", "resume") and store is not None:
+            elif action in ("pause", "resume"):
                 if action == "pause":
                     await store.pause_task(task.name, now_ms=self.d.driver.clock.now_ms())
                 else:

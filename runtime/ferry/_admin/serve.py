@@ -13,14 +13,27 @@ class EmbeddedServer(uvicorn.Server):
     """A uvicorn server that leaves the process's signals to its owner.
 
     uvicorn captures SIGINT/SIGTERM itself and re-raises them when it stops; in a ferry
-    process the worker's drain owns SIGTERM, so the owner stops this server by setting
-    ``should_exit`` instead.
+    process ``ferry._lifecycle`` owns the signals, so the owner stops this server by
+    setting ``should_exit`` instead.
     """
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         """Capture nothing: the owner of the process handles its signals."""
         yield
+
+
+class DashboardRole:
+    """The dashboard as a role of a ferry process: ``run`` serves, ``drain`` stops serving."""
+
+    def __init__(self, app: ASGIApp, *, host: str, port: int) -> None:
+        self.server = embedded_server(app, host=host, port=port)
+
+    async def run(self) -> None:
+        await self.server.serve()
+
+    def drain(self, signal_name: str = "SIGTERM") -> None:
+        self.server.should_exit = True
 
 
 def embedded_server(app: ASGIApp, *, host: str, port: int) -> EmbeddedServer:

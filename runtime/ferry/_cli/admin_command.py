@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
-import signal
 from typing import Any
 
 from ferry._admin import Access, admin_app
-from ferry._admin.serve import embedded_server
+from ferry._admin.serve import DashboardRole
 from ferry._app import load_app
-from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.database import add_database_options
 from ferry._cli.envelope import Outcome
-from ferry._cli.scheduler_command import open_scheduler_store
-from ferry._jobs.facade import set_job_driver
+from ferry._cli.lifecycle import run_role
+from ferry._cli.process_options import add_log_options
+from ferry.drivers.protocol import JobDriver
 
 logger = logging.getLogger("ferry.admin")
 
@@ -42,6 +41,7 @@ def register(subparsers: Any) -> None:
     """Add ``ferry admin``."""
     admin = subparsers.add_parser("admin", help="serve the jobs dashboard at /admin/jobs")
     add_database_options(admin)
+    add_log_options(admin)
     admin.add_argument("--app", default=None, help="module[:api] whose tasks to show ($FERRY_APP)")
     dashboard_options(admin, default_port=8080)
     admin.set_defaults(handler=run_admin, command_path=["admin"])
@@ -54,21 +54,16 @@ async def run_admin(args: argparse.Namespace) -> Outcome:
     tasks = (
         list(load_app(args.app).tasks.values()) if args.app or os.environ.get("FERRY_APP") else []
     )
-    driver = await open_driver(args)
-    set_job_driver(driver)
-    store = await open_scheduler_store(args, driver)
-    server = embedded_server(
-        admin_app(driver, access=access, tasks=tasks, scheduler_store=store),
-        host=args.host,
-        port=args.port,
-    )
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))
-    logger.info("jobs.admin.serving", extra={"url": f"http://{args.host}:{args.port}/admin/jobs"})
-    try:
-        await server.serve()
-    finally:
-        await store.close()
-        await driver.close()
+
+    def build(driver: JobDriver) -> list[DashboardRole]:
+        logger.info(
+            "jobs.admin.serving", extra={"url": f"http://{args.host}:{args.port}/admin/jobs"}
+        )
+        return [
+            DashboardRole(
+                admin_app(driver, access=access, tasks=tasks), host=args.host, port=args.port
+            )
+        ]
+
+    await run_role(args, process="admin", build=build)
     return Outcome("admin", "dashboard stopped")

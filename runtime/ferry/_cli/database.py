@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from ferry.drivers._postgres import PostgresJobDriver, postgres_job_driver
 from ferry.errors import FerryError
@@ -35,3 +37,20 @@ async def open_driver(args: argparse.Namespace, *, embedded: bool = False) -> Po
     driver = postgres_job_driver(dsn, schema=args.schema)
     await driver.open()
     return driver
+
+
+@asynccontextmanager
+async def opened_driver(
+    args: argparse.Namespace, *, dsn: str | None
+) -> AsyncIterator[PostgresJobDriver | None]:
+    """A second driver on ``dsn`` in the command's schema, closed afterwards; ``None`` when
+    no ``dsn`` is given (e.g. the relay's outbox on the queue's own database)."""
+    if not dsn:
+        yield None
+        return
+    driver = postgres_job_driver(dsn, schema=args.schema)
+    try:
+        await driver.open()
+        yield driver
+    finally:
+        await driver.close()

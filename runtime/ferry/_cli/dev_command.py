@@ -8,22 +8,23 @@ token it makes one up and prints it; ``--insecure-dev`` drops the token altogeth
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import secrets
 import sys
 from typing import Any
 
 from ferry._admin import Access, admin_app
-from ferry._admin.serve import embedded_server
+from ferry._admin.serve import DashboardRole
 from ferry._app import load_app
 from ferry._cli.admin_command import dashboard_options
-from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.database import add_database_options
 from ferry._cli.envelope import Outcome
-from ferry._cli.scheduler_command import open_scheduler_store
-from ferry._jobs.facade import set_job_driver
+from ferry._cli.lifecycle import run_role
+from ferry._cli.process_options import add_log_options
+from ferry._lifecycle import Role
 from ferry._scheduler import Scheduler
-from ferry._worker import job_worker, run_until_signalled
+from ferry._worker import job_worker
+from ferry.drivers.protocol import JobDriver
 
 
 def register(subparsers: Any) -> None:
@@ -32,6 +33,7 @@ def register(subparsers: Any) -> None:
         "dev", help="worker + scheduler + dashboard in one process (embedded Postgres)"
     )
     add_database_options(dev)
+    add_log_options(dev)
     dev.add_argument("--app", default=None, help="module[:api] with the jobs and tasks")
     dev.add_argument("--concurrency", type=int, default=10)
     dev.add_argument("--lease-seconds", type=float, default=30.0)
@@ -41,52 +43,35 @@ def register(subparsers: Any) -> None:
 
 
 async def run_dev(args: argparse.Namespace) -> Outcome:
-    """Worker, scheduler and dashboard until SIGTERM/SIGINT drains the worker."""
+    """Worker, scheduler and dashboard until SIGTERM/SIGINT drains them."""
     api = load_app(args.app)
     token = args.token_manage or os.environ.get("FERRY_ADMIN_TOKEN_MANAGE")
     if token is None and not args.insecure_dev:
         token = secrets.token_urlsafe(16)
     access = Access.from_options(args.token_read, token, insecure_dev=args.insecure_dev)
-    if not (args.database_url or os.environ.get("DATABASE_URL")):
-        from ferry._embedded import embedded_database_url
 
-        args.database_url = embedded_database_url()
-    driver = await open_driver(args)
-    set_job_driver(driver)
-    store = await open_scheduler_store(args, driver)
-    worker = job_worker(
-        driver=driver,
-        jobs=api.jobs.values(),
-        concurrency=args.concurrency,
-        lease_ms=int(args.lease_seconds * 1000),
-        drain_seconds=args.drain_seconds,
-    )
-    scheduler = (
-        Scheduler(driver=driver, store=store, tasks=api.tasks.values()) if api.tasks else None
-    )
-    server = embedded_server(
-        admin_app(driver, access=access, tasks=list(api.tasks.values()), scheduler_store=store),
-        host=args.host,
-        port=args.port,
-    )
-    url = f"http://{args.host}:{args.port}/admin/jobs"
-    sys.stderr.write(
-        f"ferry dev: {len(api.jobs)} job(s), {len(api.tasks)} task(s) on schema "
-        f"{driver.schema!r}\ndashboard: {url}"
-        + (f"  (token: {token})" if token and not args.insecure_dev else "  (no token)")
-        + "\n"
-    )
-    scheduling = asyncio.create_task(scheduler.run()) if scheduler is not None else None
-    serving = asyncio.create_task(server.serve())
-    try:
-        # The worker owns SIGTERM/SIGINT; once its drain is done the rest stops with it.
-        await run_until_signalled(worker)
-    finally:
-        if scheduler is not None and scheduling is not None:
-            scheduler.drain()
-            await scheduling
-        server.should_exit = True
-        await serving
-        await store.close()
-        await driver.close()
+    def build(driver: JobDriver) -> list[Role]:
+        worker = job_worker(
+            driver=driver,
+            jobs=api.jobs.values(),
+            concurrency=args.concurrency,
+            lease_ms=int(args.lease_seconds * 1000),
+            drain_seconds=args.drain_seconds,
+        )
+        dashboard = DashboardRole(
+            admin_app(driver, access=access, tasks=list(api.tasks.values())),
+            host=args.host,
+            port=args.port,
+        )
+        scheduler = [Scheduler(driver=driver, tasks=api.tasks.values())] if api.tasks else []
+        url = f"http://{args.host}:{args.port}/admin/jobs"
+        sys.stderr.write(
+            f"ferry dev: {len(api.jobs)} job(s), {len(api.tasks)} task(s) on schema "
+            f"{args.schema!r}\ndashboard: {url}"
+            + (f"  (token: {token})" if token and not args.insecure_dev else "  (no token)")
+            + "\n"
+        )
+        return [worker, *scheduler, dashboard]
+
+    await run_role(args, process="dev", build=build, embedded=True)
     return Outcome("dev", "ferry dev stopped")

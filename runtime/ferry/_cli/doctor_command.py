@@ -17,7 +17,6 @@ import asyncpg
 from ferry._admin.filters import instant
 from ferry._cli.database import add_database_options, open_driver
 from ferry._cli.envelope import Outcome
-from ferry._cli.scheduler_command import open_scheduler_store
 from ferry._cli.tables import table
 from ferry._clock import SystemClock
 from ferry.drivers._postgres.migrate import pending_migrations
@@ -127,7 +126,7 @@ async def _schema_checks(
 async def _runtime_checks(args: argparse.Namespace, checks: list[Check], failed: Any) -> None:
     """Leader, stuck leases and clock skew, read through the driver and the scheduler store."""
     driver = await open_driver(args)
-    store = await open_scheduler_store(args, driver)
+    store = driver.scheduler
     try:
         now = driver.clock.now_ms()
         leader = await store.leader(now_ms=now)
@@ -183,7 +182,6 @@ async def _runtime_checks(args: argparse.Namespace, checks: list[Check], failed:
         else:
             checks.append(Check("clock skew", True, f"{skew:+d} ms against the database"))
     finally:
-        await store.close()
         await driver.close()
 
 

@@ -30,6 +30,14 @@ def add_process_options(parser: argparse.ArgumentParser, *, declares: str) -> No
         default=float(env("LOOP_LAG_BUDGET_SECONDS", DEFAULT_LOOP_LAG_BUDGET_S)),
         help="/livez fails once the event loop has been stuck this long",
     )
+    add_log_options(parser)
+
+
+def add_log_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--log-format`` (``$LOG_FORMAT``): text lines with their fields, or JSON."""
     parser.add_argument(
-        "--log-format", choices=LOG_FORMATS, default=env("LOG_FORMAT", "text"), help="text | json"
+        "--log-format",
+        choices=LOG_FORMATS,
+        default=os.environ.get("LOG_FORMAT", "text"),
+        help="text | json",
     )

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
-import signal
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
 from ferry._app import load_app
-from ferry._cli.database import configured_dsn, open_driver
+from ferry._cli.database import opened_driver
 from ferry._cli.envelope import Outcome
+from ferry._cli.lifecycle import run_role
 from ferry._cli.process_options import add_process_options
 from ferry._cli.roles import register_role
-from ferry._jobs.facade import set_job_driver
-from ferry._logs import configure_logging
-from ferry._metrics import start_metrics_server
-from ferry._outbox import JobOutboxPublisher, OutboxRelay, postgres_outbox
+from ferry._outbox import JobOutboxPublisher, OutboxRelay
+from ferry.drivers.protocol import JobDriver
 
 
 def relay_options(parser: argparse.ArgumentParser) -> None:
@@ -49,37 +46,25 @@ def relay_options(parser: argparse.ArgumentParser) -> None:
 
 
 async def run_relay(args: argparse.Namespace) -> Outcome:
-    configure_logging(args.log_level, args.log_format)
     api = load_app(args.app)
-    driver = await open_driver(args)
-    set_job_driver(driver)
-    queue_dsn = configured_dsn(args)
-    assert queue_dsn is not None, "open_driver refuses a command with no database"
-    store = postgres_outbox(
-        args.outbox_database_url or queue_dsn, schema=driver.schema, clock=driver.clock
-    )
-    relay = OutboxRelay(
-        store=store,
-        publisher=JobOutboxPublisher(api),
-        lease=args.outbox_lease_seconds,
-        batch=args.outbox_batch,
-        retain_published=args.retain_published,
-    )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    server = start_metrics_server(
-        args.metrics_port, args.loop_lag_budget_seconds, registry=CollectorRegistry()
-    )
-    try:
-        await store.open()
-        await relay.run(stop)
-    finally:
-        server.close()
-        await store.close()
-        await driver.close()
-    return Outcome("relay", f"relay {relay.relay_id} stopped")
+    relays: list[OutboxRelay] = []
+    async with opened_driver(args, dsn=args.outbox_database_url) as outbox_driver:
+
+        def build(queue: JobDriver) -> list[OutboxRelay]:
+            relays.append(
+                OutboxRelay(
+                    # The outbox of the application database, or the queue's own.
+                    source=outbox_driver or queue,
+                    publisher=JobOutboxPublisher(api),
+                    lease=args.outbox_lease_seconds,
+                    batch=args.outbox_batch,
+                    retain_published=args.retain_published,
+                )
+            )
+            return relays
+
+        await run_role(args, process="relay", build=build, registry=CollectorRegistry())
+    return Outcome("relay", f"relay {relays[0].relay_id} stopped")
 
 
 def register(subparsers: Any) -> None:

@@ -9,22 +9,13 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from ferry._app import load_app
-from ferry._cli.database import configured_dsn, open_driver
 from ferry._cli.envelope import Outcome
+from ferry._cli.lifecycle import run_role
 from ferry._cli.process_options import add_process_options
 from ferry._cli.roles import register_role
-from ferry._jobs.facade import set_job_driver
-from ferry._logs import configure_logging
-from ferry._metrics import SchedulerMetrics, start_metrics_server
-from ferry._scheduler import (
-    DEFAULT_LEADER_TTL_MS,
-    DEFAULT_TICK_MS,
-    PostgresSchedulerStore,
-    Scheduler,
-    postgres_scheduler_store,
-    run_until_signalled,
-)
-from ferry.drivers._postgres import PostgresJobDriver
+from ferry._metrics import SchedulerMetrics
+from ferry._scheduler import DEFAULT_LEADER_TTL_MS, DEFAULT_TICK_MS, Scheduler
+from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
 
 
@@ -45,17 +36,7 @@ def scheduler_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-async def open_scheduler_store(
-    args: argparse.Namespace, driver: PostgresJobDriver
-) -> PostgresSchedulerStore:
-    """The scheduler's rows in the driver's database and schema, on the driver's clock."""
-    dsn = configured_dsn(args)
-    assert dsn is not None, "open_driver refuses a command with no database"
-    return postgres_scheduler_store(dsn, schema=driver.schema, clock=driver.clock)
-
-
 async def run_scheduler(args: argparse.Namespace) -> Outcome:
-    configure_logging(args.log_level, args.log_format)
     api = load_app(args.app)
     if not api.tasks:
         raise FerryError(
@@ -65,32 +46,25 @@ async def run_scheduler(args: argparse.Namespace) -> Outcome:
             "hand the tasks module over with define_api(tasks=[my_app.tasks]), or do not run "
             "the scheduler role for this app",
         )
-    driver = await open_driver(args)
-    set_job_driver(driver)
-    store = await open_scheduler_store(args, driver)
     metrics = SchedulerMetrics(CollectorRegistry())
-    try:
-        scheduler = Scheduler(
-            driver=driver,
-            store=store,
-            tasks=api.tasks.values(),
-            tick_ms=round(args.tick_seconds * 1000),
-            lease_ms=round(args.lease_seconds * 1000),
-            metrics=metrics,
+    schedulers: list[Scheduler] = []
+
+    def build(driver: JobDriver) -> list[Scheduler]:
+        schedulers.append(
+            Scheduler(
+                driver=driver,
+                tasks=api.tasks.values(),
+                tick_ms=round(args.tick_seconds * 1000),
+                lease_ms=round(args.lease_seconds * 1000),
+                metrics=metrics,
+            )
         )
-        # The scheduler binds this port only: liveness is /livez, and nothing routes
-        # request traffic to a scheduler.
-        server = start_metrics_server(
-            args.metrics_port, args.loop_lag_budget_seconds, registry=metrics.registry
-        )
-        try:
-            await run_until_signalled(scheduler)
-        finally:
-            server.close()
-    finally:
-        await store.close()
-        await driver.close()
-    return Outcome("scheduler", f"scheduler {scheduler.holder} stopped")
+        return schedulers
+
+    # The scheduler binds the metrics port only: liveness is /livez, and nothing routes
+    # request traffic to a scheduler.
+    await run_role(args, process="scheduler", build=build, registry=metrics.registry)
+    return Outcome("scheduler", f"scheduler {schedulers[0].holder} stopped")
 
 
 def register(subparsers: Any) -> None:

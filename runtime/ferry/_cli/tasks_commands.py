@@ -8,7 +8,6 @@ from typing import Any
 from ferry._app import load_app
 from ferry._cli.database import add_database_options, open_driver
 from ferry._cli.envelope import Outcome
-from ferry._cli.scheduler_command import open_scheduler_store
 from ferry._scheduler.status import task_status
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
@@ -69,14 +68,13 @@ async def resume_task(args: argparse.Namespace) -> Outcome:
 async def _set_paused(args: argparse.Namespace, *, paused: bool) -> Outcome:
     task = _find(_tasks(args), args.name)
     driver = await open_driver(args)
-    store = await open_scheduler_store(args, driver)
+    store = driver.scheduler
     try:
         if paused:
             await store.pause_task(task.name, now_ms=driver.clock.now_ms())
         else:
             await store.resume_task(task.name)
     finally:
-        await store.close()
         await driver.close()
     state = "paused" if paused else "resumed"
     return Outcome(
@@ -94,13 +92,12 @@ async def _statuses(
     if name is not None:
         tasks = [_find(tasks, name)]
     driver = await open_driver(args)
-    store = await open_scheduler_store(args, driver)
+    store = driver.scheduler
     try:
         ticks = await store.ticks()
         paused = await store.paused_tasks()
         now = driver.clock.now_ms()
     finally:
-        await store.close()
         await driver.close()
     return [
         task_status(

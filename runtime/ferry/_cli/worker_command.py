@@ -9,18 +9,14 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from ferry._app import load_app
-from ferry._cli.database import open_driver
 from ferry._cli.envelope import Outcome
+from ferry._cli.lifecycle import run_role
 from ferry._cli.process_options import add_process_options
 from ferry._cli.roles import register_role
-from ferry._jobs.facade import set_job_driver
 from ferry._jobs.policy import Caps
-from ferry._logs import configure_logging
-from ferry._metrics import (
-    WorkerMetrics,
-    start_metrics_server,
-)
-from ferry._worker import job_worker, run_until_signalled
+from ferry._metrics import WorkerMetrics
+from ferry._worker import JobWorker, job_worker
+from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
 
 
@@ -74,34 +70,30 @@ def caps_from(args: argparse.Namespace) -> Caps | None:
 
 
 async def run_worker(args: argparse.Namespace) -> Outcome:
-    configure_logging(args.log_level, args.log_format)
     api = load_app(args.app)
     heartbeat_ms = int(args.heartbeat_seconds * 1000) if args.heartbeat_seconds else None
     metrics = WorkerMetrics(CollectorRegistry())
-    driver = await open_driver(args)
-    try:
-        set_job_driver(driver)
-        worker = job_worker(
-            driver=driver,
-            jobs=api.jobs.values(),
-            queues=args.queues.split(",") if args.queues else None,
-            concurrency=args.concurrency,
-            lease_ms=int(args.lease_seconds * 1000),
-            heartbeat_interval_ms=heartbeat_ms,
-            drain_seconds=args.drain_seconds,
-            metrics=metrics,
-            caps=caps_from(args),
+    caps = caps_from(args)
+    workers: list[JobWorker] = []
+
+    def build(driver: JobDriver) -> list[JobWorker]:
+        workers.append(
+            job_worker(
+                driver=driver,
+                jobs=api.jobs.values(),
+                queues=args.queues.split(",") if args.queues else None,
+                concurrency=args.concurrency,
+                lease_ms=int(args.lease_seconds * 1000),
+                heartbeat_interval_ms=heartbeat_ms,
+                drain_seconds=args.drain_seconds,
+                metrics=metrics,
+                caps=caps,
+            )
         )
-        server = start_metrics_server(
-            args.metrics_port, args.loop_lag_budget_seconds, registry=metrics.registry
-        )
-        try:
-            await run_until_signalled(worker)
-        finally:
-            server.close()
-    finally:
-        await driver.close()
-    return Outcome("worker", f"worker {worker.worker_id} stopped")
+        return workers
+
+    await run_role(args, process="worker", build=build, registry=metrics.registry)
+    return Outcome("worker", f"worker {workers[0].worker_id} stopped")
 
 
 def register(subparsers: Any) -> None:

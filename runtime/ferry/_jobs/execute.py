@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from ferry._jobs.context import JobContext
 from ferry._jobs.definition import JobDefinition, Settled
 from ferry._jobs.heartbeat import Heartbeat
-from ferry._jobs.observer import ExecutionObserver, ExecutionOutcome, ExecutionReport
+from ferry._jobs.observer import REPORTED, ExecutionObserver, ExecutionOutcome, ExecutionReport
 from ferry._jobs.policy import Caps
 from ferry._jobs.registry import resolve_job
 from ferry._jobs.signal import AbortSignal
@@ -34,6 +34,7 @@ from ferry.drivers.protocol import (
     JobDriver,
     JobError,
     NackOptions,
+    NackOutcome,
     Progress,
 )
 from ferry.errors import FerryError
@@ -297,7 +298,7 @@ class _Execution:
             await self._settled(definition, report, parsed, result)
             return report
         if isinstance(error, Parked):
-            return await self._nack("slept", None, error.wake_at_ms)
+            return await self._nack("sleep", None, error.wake_at_ms)
         if self.signal.aborted:
             # The verdict is read off the signal, not off what the body raised.
             return await self._after_abort(definition, parsed, abandoned=False)
@@ -365,33 +366,25 @@ class _Execution:
                 "delay_ms": delay,
             },
         )
-        return await self._nack("retried", error, self.clock.now_ms() + delay)
+        return await self._nack("retry", error, self.clock.now_ms() + delay)
 
     async def _nack(
         self,
-        outcome: ExecutionOutcome,
+        outcome: NackOutcome,
         error: FerryError | None,
         run_at_ms: int | None = None,
     ) -> ExecutionReport:
-        driver_outcome = {
-            "retried": "retry",
-            "dead": "dead",
-            "interrupted": "interrupted",
-            "slept": "sleep",
-            "deferred": "deferred",
-            "cancelled": "cancelled",
-        }[outcome]
         landed = await self.settler.nack(
             self.claimed.id,
             NackOptions(
                 worker_id=self.worker_id,
-                outcome=driver_outcome,  # type: ignore[arg-type]
+                outcome=outcome,
                 run_at_ms=run_at_ms,
                 error=JobError(error.code, error.message) if error is not None else None,
                 progress=self.attempt.progress,
             ),
         )
-        return self._report(outcome, error, landed)
+        return self._report(REPORTED[outcome], error, landed)
 
     async def _settled(
         self,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
+
+from ferry.drivers.protocol import NackOutcome
 
 ExecutionOutcome = Literal[
     "completed",  # acked
@@ -16,6 +19,17 @@ ExecutionOutcome = Literal[
     "lease-lost",  # the lease lapsed under it; nothing settled
     "abandoned",  # the worker stopped waiting (drain deadline); nothing settled
 ]
+
+
+REPORTED: Mapping[NackOutcome, ExecutionOutcome] = {
+    "retry": "retried",
+    "dead": "dead",
+    "interrupted": "interrupted",
+    "sleep": "slept",
+    "deferred": "deferred",
+    "cancelled": "cancelled",
+}
+"""How each settle that did not complete an attempt is reported (metrics, logs, traces)."""
 
 
 @dataclass(frozen=True, slots=True)

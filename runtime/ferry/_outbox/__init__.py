@@ -1,22 +1,11 @@
-"""The transactional outbox: side effects recorded with the commit, published after it.
+"""The outbox relay: committed outbox entries published, at least once.
 
-``postgres_outbox(dsn).append(type, payload, connection=conn)`` writes in the caller's
-transaction; ``OutboxRelay`` (``ferry relay``) publishes committed entries through an
-``OutboxPublisher`` — ``JobOutboxPublisher`` enqueues each as a job.
+The entries live in a driver's ``outbox`` store (``driver.outbox.append(type, payload,
+connection=conn)`` writes in the caller's transaction); ``OutboxRelay`` (``ferry relay``)
+publishes them through an ``OutboxPublisher`` — ``JobOutboxPublisher`` enqueues each as a job.
 """
 
-from ferry._outbox.entry import OutboxEntry, OutboxPublisher, OutboxStore
-from ferry._outbox.postgres import PostgresOutbox, postgres_outbox
-from ferry._outbox.publisher import JobOutboxPublisher
+from ferry._outbox.publisher import JobOutboxPublisher, OutboxPublisher
 from ferry._outbox.relay import OutboxRelay, RelayPass
 
-__all__ = [
-    "JobOutboxPublisher",
-    "OutboxEntry",
-    "OutboxPublisher",
-    "OutboxRelay",
-    "OutboxStore",
-    "PostgresOutbox",
-    "RelayPass",
-    "postgres_outbox",
-]
+__all__ = ["JobOutboxPublisher", "OutboxPublisher", "OutboxRelay", "RelayPass"]

@@ -7,11 +7,20 @@ publishing and marking), so at-least-once publishing still yields one run.
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 from ferry._jobs.facade import enqueue
 from ferry._jobs.registry import Api, resolve_job
-from ferry._outbox.entry import OutboxEntry
-from ferry.drivers.protocol import EnqueueResult
+from ferry.drivers.protocol import EnqueueResult, OutboxEntry
 from ferry.errors import FerryError
+
+
+class OutboxPublisher(Protocol):
+    """Moves one entry to where it is consumed (a job queue, a broker)."""
+
+    async def publish(self, entry: OutboxEntry) -> Any:
+        """Publish ``entry``; raising leaves it unpublished, to be offered again."""
+        ...
 
 
 class JobOutboxPublisher:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from ferry._aio import first_of
 from ferry._duration import Duration, to_ms
 from ferry._identity import new_worker_id
-from ferry._outbox.entry import OutboxPublisher, OutboxStore
+from ferry._outbox.publisher import OutboxPublisher
+from ferry.drivers.protocol import JobDriver, RetentionPolicy
 from ferry.errors import FerryError
 
 logger = logging.getLogger("ferry.outbox")
@@ -35,12 +36,12 @@ class RelayPass:
 
 
 class OutboxRelay:
-    """Publishes one store's entries through one publisher."""
+    """Publishes the entries of one driver's outbox through one publisher."""
 
     def __init__(
         self,
         *,
-        store: OutboxStore,
+        source: JobDriver,
         publisher: OutboxPublisher,
         relay_id: str | None = None,
         lease: Duration = "30s",
@@ -54,7 +55,8 @@ class OutboxRelay:
                 f"outbox relay batch {batch} is not a positive number of entries",
                 "pass batch=100 (the default) or another positive number",
             )
-        self.store = store
+        self.source = source
+        self.store = source.outbox
         self.publisher = publisher
         self.relay_id = relay_id or new_worker_id()
         self.lease_ms = to_ms(lease, what="relay lease")
@@ -62,6 +64,7 @@ class OutboxRelay:
         self.retain_published_ms = to_ms(retain_published, what="retain_published")
         self.prune_every_ms = to_ms(prune_every, what="relay prune_every")
         self._next_prune_ms = 0
+        self._stopping = asyncio.Event()
 
     async def run_once(self) -> RelayPass:
         """Claim one batch, publish each entry, mark those that published."""
@@ -88,14 +91,25 @@ class OutboxRelay:
 
     async def prune(self) -> int:
         """Delete entries published longer than ``retain_published`` ago."""
-        cutoff = self.store.clock.now_ms() - self.retain_published_ms
-        return await self.store.prune(published_before_ms=cutoff, batch=1000)
+        retention = RetentionPolicy(
+            completed_ms=None, dead_ms=None, published_outbox_ms=self.retain_published_ms
+        )
+        return (await self.source.prune(retention)).outbox
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Relay until ``stop`` is set: a pass, then sleep until a commit wakes it or the
-        idle poll (which also finds entries whose lease lapsed) comes round."""
+    def drain(self, signal_name: str = "SIGTERM") -> None:
+        """Stop after the pass in flight; ``run`` then returns."""
+        if not self._stopping.is_set():
+            logger.info(
+                "outbox.relay.draining", extra={"relay_id": self.relay_id, "signal": signal_name}
+            )
+        self._stopping.set()
+
+    async def run(self) -> None:
+        """Relay until ``drain()``: a pass, then sleep until a commit wakes it or the idle
+        poll (which also finds entries whose lease lapsed) comes round."""
+        stop = self._stopping
         wake = self.store.wake()
-        clock = self.store.clock
+        clock = self.source.clock
         logger.info("outbox.relay.started", extra={"relay_id": self.relay_id})
         while not stop.is_set():
             try:

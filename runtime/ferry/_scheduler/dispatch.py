@@ -13,8 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ferry._metrics.scheduler_catalog import SchedulerMetrics
-from ferry._scheduler.store import SchedulerStore, TaskTick
-from ferry.drivers.protocol import EnqueueResult, JobDriver
+from ferry.drivers.protocol import EnqueueResult, JobDriver, TaskTick
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
 from ferry.tasks._occurrences import occurrences
@@ -66,14 +65,13 @@ class Dispatcher:
         self,
         *,
         driver: JobDriver,
-        store: SchedulerStore,
         tasks: Iterable[TaskHandle],
         holder: str,
         first_seen_ms: int | None = None,
         metrics: SchedulerMetrics | None = None,
     ) -> None:
         self._driver = driver
-        self._store = store
+        self._store = driver.scheduler
         self._tasks = tuple(tasks)
         self._holder = holder
         self._metrics = metrics

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from ferry._clock import Clock
-from ferry._scheduler.store import SchedulerStore
+from ferry.drivers.protocol import SchedulerStore
 
 logger = logging.getLogger("ferry.scheduler")
 

@@ -11,14 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 from collections.abc import Iterable
 
 from ferry._identity import new_worker_id
 from ferry._metrics.scheduler_catalog import SchedulerMetrics
 from ferry._scheduler.dispatch import Dispatcher, RoundReport
 from ferry._scheduler.leader import DEFAULT_LEADER_TTL_MS, LeaseLeader
-from ferry._scheduler.store import SchedulerStore
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
@@ -35,7 +33,6 @@ class Scheduler:
         self,
         *,
         driver: JobDriver,
-        store: SchedulerStore,
         tasks: Iterable[TaskHandle],
         tick_ms: int = DEFAULT_TICK_MS,
         lease_ms: int = DEFAULT_LEADER_TTL_MS,
@@ -53,10 +50,10 @@ class Scheduler:
         self.tick_ms = tick_ms
         self._clock = driver.clock
         self.leader = LeaseLeader(
-            store, holder=holder or new_worker_id(), clock=driver.clock, ttl_ms=lease_ms
+            driver.scheduler, holder=holder or new_worker_id(), clock=driver.clock, ttl_ms=lease_ms
         )
         self._dispatcher = Dispatcher(
-            driver=driver, store=store, tasks=tasks, holder=self.leader.holder, metrics=metrics
+            driver=driver, tasks=tasks, holder=self.leader.holder, metrics=metrics
         )
         if metrics is not None:
             metrics.follow_leader(lambda: self.leader.held)
@@ -133,20 +130,3 @@ class Scheduler:
         except Exception:
             # The row then lapses by its TTL instead: slower handover, nothing lost.
             logger.exception("jobs.scheduler.release-failed", extra={"holder": self.holder})
-
-
-async def run_until_signalled(scheduler: Scheduler) -> None:
-    """Run ``scheduler``; SIGTERM/SIGINT drain it, a second signal exits at once."""
-    loop = asyncio.get_running_loop()
-    received: list[str] = []
-
-    def on_signal(name: str) -> None:
-        if received:
-            logger.error("jobs.scheduler.forced-exit", extra={"signal": name})
-            raise SystemExit(1)
-        received.append(name)
-        scheduler.drain(name)
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, on_signal, sig.name)
-    await scheduler.run()

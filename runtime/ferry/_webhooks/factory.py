@@ -29,10 +29,9 @@ from ferry._jobs.facade import current_job_driver
 from ferry._jobs.policy import Retry
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
-from ferry._webhooks.ledger import AttemptOutcome, WebhookAttempt, WebhookLedger
 from ferry._webhooks.signing import secret_key, signed_headers
 from ferry._webhooks.targets import check_target
-from ferry.drivers.protocol import JsonValue
+from ferry.drivers.protocol import AttemptOutcome, JsonValue, WebhookAttempt, WebhookLedger
 from ferry.errors import FerryError
 
 DEFAULT_WEBHOOK_DISABLE_AFTER = 10
@@ -83,7 +82,7 @@ def webhook(
     name: str,
     endpoint: Callable[[InputT], Awaitable[WebhookEndpoint | None]],
     event: Callable[[InputT], Awaitable[WebhookEvent | None]],
-    ledger: WebhookLedger,
+    ledger: WebhookLedger | None = None,
     input: type[InputT] = WebhookDelivery,  # type: ignore[assignment]
     tenant: Callable[[InputT], str | None] | None = None,
     disable_after: int = DEFAULT_WEBHOOK_DISABLE_AFTER,
@@ -96,7 +95,8 @@ def webhook(
 ) -> JobHandle[InputT, dict[str, Any]]:
     """Declare the job that delivers one event to one endpoint.
 
-    ``endpoint``/``event`` look the two up by the input's ids on every attempt;
+    ``endpoint``/``event`` look the two up by the input's ids on every attempt; the ledger
+    is the job driver's (``driver.webhooks``) unless one is passed;
     ``on_disabled(endpoint_id, reason)`` lets the app mark its own endpoint row when the
     webhook disables one. ``allow_private`` admits loopback and private targets (SSRF
     guard off): local development only.
@@ -148,7 +148,7 @@ class _Delivery:
         name: str,
         endpoint: Callable[[Any], Awaitable[WebhookEndpoint | None]],
         event: Callable[[Any], Awaitable[WebhookEvent | None]],
-        ledger: WebhookLedger,
+        ledger: WebhookLedger | None,
         disable_after: int,
         request_timeout_s: float,
         allow_private: bool,
@@ -157,11 +157,16 @@ class _Delivery:
         self.name = name
         self.endpoint = endpoint
         self.event = event
-        self.ledger = ledger
+        self._ledger = ledger
         self.disable_after = disable_after
         self.request_timeout_s = request_timeout_s
         self.allow_private = allow_private
         self.on_disabled = on_disabled
+
+    @property
+    def ledger(self) -> WebhookLedger:
+        """The ledger passed to ``webhook()``, else the running job driver's."""
+        return self._ledger if self._ledger is not None else current_job_driver().webhooks
 
     async def attempt(self, input: WebhookDelivery, ctx: JobContext) -> dict[str, Any]:
         clock = current_job_driver().clock

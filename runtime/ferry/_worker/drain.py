@@ -4,15 +4,13 @@ A drain stops claiming, aborts every held run's signal with ``X_DRAINING`` (a bo
 stops is *interrupted*: lease released, attempt uncounted, back to ready at once), and
 waits for the held runs until ``drain_seconds`` have passed. Runs still going then are
 abandoned unsettled: their leases lapse and another worker redelivers them with the
-attempt counted. A second SIGTERM/SIGINT exits at once.
+attempt counted. (A second SIGTERM/SIGINT exits at once: ``ferry._lifecycle``.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import signal
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
@@ -21,11 +19,9 @@ from ferry._jobs.signal import AbortSignal
 from ferry.errors import FerryError
 
 if TYPE_CHECKING:
-    from ferry._worker.worker import JobWorker
+    pass
 
 logger = logging.getLogger("ferry.worker")
-
-FORCED_EXIT_STATUS = 1
 
 
 class Drain:
@@ -94,29 +90,3 @@ class Drain:
         if abandoned:
             await asyncio.gather(*abandoned, return_exceptions=True)
         return abandoned
-
-
-async def run_until_signalled(worker: JobWorker) -> None:
-    """Run ``worker``; SIGTERM/SIGINT drains it; a second signal during the drain exits at once."""
-    loop = asyncio.get_running_loop()
-
-    def on_signal(name: str) -> None:
-        if worker.draining:
-            logger.error(
-                "jobs.worker.forced-exit",
-                extra={"worker_id": worker.worker_id, "signal": name, "held": worker.in_flight},
-            )
-            for handler in logging.getLogger().handlers:
-                handler.flush()
-            # At once means at once: no task of a held body gets to run its cleanup, and
-            # the unsettled leases lapse exactly as if the pod had been killed.
-            os._exit(FORCED_EXIT_STATUS)
-        worker.drain(name)
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, on_signal, sig.name)
-    try:
-        await worker.run()
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import Any
 
 from ferry._identity import new_worker_id
 from ferry._jobs.declaration import JobHandle, declared_jobs
@@ -29,7 +29,7 @@ from ferry._jobs.signal import AbortSignal
 from ferry._metrics.catalog import WorkerMetrics
 from ferry._worker.drain import Drain
 from ferry._worker.queue_depth import sample_queue_depth
-from ferry._worker.settle_batch import BatchSettlingDriver, SettleBatch
+from ferry._worker.settle_batch import SettleBatch
 from ferry.drivers.protocol import ClaimedJob, ClaimOptions, JobDriver
 from ferry.errors import FerryError
 
@@ -40,19 +40,6 @@ CLAIM_BACKOFF_MS = (100, 5_000)
 
 DEFAULT_STATS_INTERVAL_MS = 15_000
 """How often the queue-depth gauge is sampled from ``driver.stats()``."""
-
-
-@runtime_checkable
-class SlotClaimingDriver(Protocol):
-    """A driver whose claim can take each keyed run's concurrency slot in the same statement.
-
-    Skipping runs whose key is full at claim time (instead of claiming them and deferring
-    them on a busy slot) is what lets a limit-1 key run back-to-back at round-trip speed.
-    """
-
-    async def claim_within_limits(
-        self, options: ClaimOptions, limits: Mapping[str, int]
-    ) -> list[ClaimedJob]: ...
 
 
 class JobWorker:
@@ -107,6 +94,7 @@ class JobWorker:
         self._by_name: dict[str, JobDefinition[Any, Any]] = {}
         self._limits: dict[str, int] = {}
         self._settler: Settler | None = None
+        self._prepared = False
 
     @property
     def driver(self) -> JobDriver:
@@ -126,24 +114,8 @@ class JobWorker:
 
     async def start(self) -> None:
         """Refuse what cannot be enforced, then begin claiming in the background."""
-        definitions = self._definitions if self._definitions is not None else declared_jobs()
-        self._by_name = {d.name: d for d in definitions}
-        capped = [d for d in definitions if d.concurrency is not None]
-        if capped and self.driver.leases is None:
-            raise unenforceable(sorted(d.name for d in capped), self.driver.name)
-        if self.caps is not None and self.driver.leases is None:
-            raise unenforceable(["(the worker's tenant/queue/total caps)"], self.driver.name)
-        # Only "wait" caps are skipped at claim time: a when_busy="fail" run must be claimed
-        # to fail fast with X_CONCURRENCY_BUSY, as it declared.
-        self._limits = {
-            d.name: d.concurrency.limit
-            for d in capped
-            if d.concurrency is not None and d.concurrency.when_busy == "wait"
-        }
-        driver = self.driver
-        if isinstance(driver, BatchSettlingDriver):
-            self._settler = SettleBatch(driver.settle_many)
-        wake = driver.wake()
+        definitions = self._prepare()
+        wake = self.driver.wake()
         if self.metrics is not None:
             self.metrics.serve_queues(self.queues or sorted({d.queue for d in definitions}))
             self.metrics.follow_wake(lambda: wake.healthy)
@@ -163,6 +135,42 @@ class JobWorker:
             },
         )
         self._claim_task = asyncio.create_task(self._claim_loop(), name="ferry-claim-loop")
+
+    async def run_due(self) -> int:
+        """Claim what is due now, up to the free capacity, and run each claimed attempt to
+        its settle; answers how many were claimed. ``ferry.testing``'s harness cranks the
+        worker with this: the same claim, execution and settle path as the claim loop."""
+        self._prepare()
+        free = self.concurrency - len(self._held)
+        if free <= 0:
+            return 0
+        claimed = await self._claim(free)
+        tasks = [self._spawn(run) for run in claimed]
+        if tasks:
+            await asyncio.wait(tasks)
+        return len(claimed)
+
+    def _prepare(self) -> list[JobDefinition[Any, Any]]:
+        """Resolve the jobs and refuse what cannot be enforced (once); answers the jobs."""
+        definitions = self._definitions if self._definitions is not None else declared_jobs()
+        if self._prepared:
+            return definitions
+        self._by_name = {d.name: d for d in definitions}
+        capped = [d for d in definitions if d.concurrency is not None]
+        if capped and self.driver.leases is None:
+            raise unenforceable(sorted(d.name for d in capped), self.driver.name)
+        if self.caps is not None and self.driver.leases is None:
+            raise unenforceable(["(the worker's tenant/queue/total caps)"], self.driver.name)
+        # Only "wait" caps are skipped at claim time: a when_busy="fail" run must be claimed
+        # to fail fast with X_CONCURRENCY_BUSY, as it declared.
+        self._limits = {
+            d.name: d.concurrency.limit
+            for d in capped
+            if d.concurrency is not None and d.concurrency.when_busy == "wait"
+        }
+        self._settler = SettleBatch(self.driver.settle_many)
+        self._prepared = True
+        return definitions
 
     async def stop(self) -> None:
         """Stop claiming and wait for every held run (until a drain sets a deadline)."""
@@ -184,9 +192,8 @@ class JobWorker:
         await self.close()
 
     async def close(self) -> None:
-        """Stop (waiting), then hand back the driver's wake."""
+        """Stop, waiting for held runs (the driver, and its wake, stay open: the caller's)."""
         await self.stop()
-        await self.driver.wake().close()
 
     def _begin_teardown(self) -> asyncio.Task[None]:
         if self._teardown is None:
@@ -274,15 +281,10 @@ class JobWorker:
             limit=free,
             queues=self.queues,
             names=sorted(self._by_name),
+            limits=self._limits,
         )
         started = time.perf_counter()
-        driver = self.driver
-        if self._limits and isinstance(driver, SlotClaimingDriver):
-            claimed = await driver.claim_within_limits(options, self._limits)
-        else:
-            # The driver's LeaseStore still holds the limit: execute_job takes the slot and
-            # defers a run whose key is busy, just later than a claim that skips it.
-            claimed = await driver.claim(options)
+        claimed = await self.driver.claim(options)
         if self.metrics is not None:
             self.metrics.claim_duration.observe(time.perf_counter() - started)
         return claimed
@@ -296,7 +298,7 @@ class JobWorker:
             for task in tasks:
                 task.cancel()
 
-    def _spawn(self, run: ClaimedJob) -> None:
+    def _spawn(self, run: ClaimedJob) -> asyncio.Task[Any]:
         task = asyncio.create_task(
             execute_job(
                 run,
@@ -315,6 +317,7 @@ class JobWorker:
         self._held[task] = run
         self._set_in_flight()
         task.add_done_callback(self._finished)
+        return task
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         run = self._held.pop(task, None)

@@ -1,14 +1,17 @@
-"""The storage seam: ``JobDriver`` and the values that cross it.
+"""The storage seam: ``JobDriver``, the small stores it hands out, and the values that cross.
 
-Nothing outside ``ferry.drivers`` knows how jobs are stored. The facade enqueues through
-this protocol, ``execute_job`` claims and settles through it, and every operator surface
-reads ``introspect``. The Postgres and memory drivers implement all of it, and the
-conformance suite in ``tests/conformance`` holds them to the same behaviour.
+A driver owns every stored thing: runs and their batched claim/settle/renewal, steps,
+concurrency slots, the scheduler's leadership and last ticks, the outbox, the webhook
+ledger, the backfill ledger, introspection and retention. It opens one pool and one
+LISTEN session (where its store has one) and hands the stores out as properties; nothing
+outside ``ferry.drivers`` opens a database. Memory and Postgres implement all of it, and
+``tests/conformance`` runs every behaviour — the worker's real claim and settle path
+included — on each.
 
 Attempt accounting lives in the driver so that a crash counts: ``claim`` increments the
-attempt, and only the settles that must not count (``interrupted``, ``sleep``,
-``deferred``) give it back. A worker killed mid-run never settles, its lease lapses,
-and the next claim counts a new attempt — exactly the at-least-once contract.
+attempt, and only the settles ``ferry.drivers.settle`` names as uncounted (``interrupted``,
+``sleep``, ``deferred``) give it back. A worker killed mid-run never settles, its lease
+lapses, and the next claim counts a new attempt — exactly the at-least-once contract.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ JOB_STATES: tuple[JobState, ...] = (
     "cancelled",
 )
 NackOutcome = Literal["retry", "dead", "interrupted", "sleep", "deferred", "cancelled"]
+
+
+# --- values: runs -----------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +92,13 @@ class ClaimOptions:
     queues: Sequence[str] | None = None
     names: Sequence[str] | None = None
     """Only jobs this worker has declared; ``None`` claims any name."""
+    limits: Mapping[str, int] = field(default_factory=dict)
+    """Job name -> fleet-wide concurrency limit per key, for jobs that wait when busy.
+
+    The claim takes each such run's slot of its ``concurrency_key`` (``ClaimedJob.slot_held``)
+    and skips runs whose key is full, instead of claiming them only to defer them: a
+    limit-1 key then runs back to back at round-trip speed. A driver without a
+    ``LeaseStore`` ignores it (and the worker refuses such jobs before claiming)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +136,9 @@ class AckOptions:
 class NackOptions:
     """An attempt that did not complete, and what becomes of the run.
 
-    ``retry`` and ``dead`` keep the attempt counted; ``interrupted`` (drain), ``sleep``
-    (``step.sleep``) and ``deferred`` (a busy concurrency slot) give it back.
-    ``run_at_ms`` is when the run may be claimed again (``None``: at once).
+    ``ferry.drivers.settle`` maps ``outcome`` to the run's next state and says which
+    outcomes give the attempt back. ``run_at_ms`` is when the run may be claimed again
+    (``None``: at once).
     """
 
     worker_id: str
@@ -133,6 +146,10 @@ class NackOptions:
     run_at_ms: int | None = None
     error: JobError | None = None
     progress: Progress | None = None
+
+
+Settle: TypeAlias = tuple[str, AckOptions | NackOptions]
+"""One attempt's verdict on one run: ``(job_id, ack or nack)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +160,20 @@ class HeartbeatOptions:
     lease_ms: int
     progress: Progress | None = None
     on_cancel_requested: Callable[[], None] | None = None
-    """Called when the renewal finds that an operator asked to cancel the run. The lease is
-    still renewed: the worker aborts the body and settles the run as ``cancelled`` itself."""
+    """Called (by ``heartbeat``) when the renewal finds that an operator asked to cancel the
+    run. The lease is still renewed: the worker aborts the body and settles it ``cancelled``."""
+
+
+Renewal: TypeAlias = tuple[str, HeartbeatOptions]
+"""One lease renewal: ``(job_id, options)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class RenewalAnswer:
+    """Whether a renewal landed, and whether an operator asked to cancel the run."""
+
+    landed: bool
+    cancel_requested: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,36 +197,41 @@ class StepRecord:
     wake_at_ms: int | None = None
 
 
-class StepStore(Protocol):
-    """Memoized step results, stored beside the queue: one store, one transaction boundary."""
+@dataclass(frozen=True, slots=True)
+class RetentionPolicy:
+    """What ``prune`` may delete: rows finished longer ago than each retention.
 
-    async def load(self, job_id: str) -> Mapping[str, StepRecord]:
-        """Every step the run has recorded, by name."""
-        ...
-
-    async def record(self, job_id: str, step: StepRecord, *, worker_id: str) -> bool:
-        """Record a step if ``worker_id`` still holds the run; answers whether it landed."""
-        ...
-
-
-class LeaseStore(Protocol):
-    """Fleet-wide concurrency slots: at most ``limit`` holders per key at once.
-
-    A slot is held by a run id and is released by the driver in the same operation that
-    settles that run, so a key with limit 1 runs back-to-back jobs at round-trip speed.
+    ``None`` keeps that kind forever. Dead runs have their own (longer) retention because
+    dead letters are for people to read and retry.
     """
 
-    async def acquire(self, key: str, *, holder: str, limit: int, ttl_ms: int) -> bool:
-        """Take one of ``limit`` slots of ``key`` for ``holder``; False when all are held."""
-        ...
+    completed_ms: int | None
+    """Completed and cancelled runs, measured from ``finished_at``."""
+    dead_ms: int | None
+    """Dead runs, measured from ``finished_at``."""
+    published_outbox_ms: int | None
+    """Published outbox entries, measured from ``published_at``."""
+    webhook_attempts_ms: int | None = None
+    """Webhook ledger attempt rows, measured from the attempt (endpoint streaks stay)."""
+    batch: int = 1_000
+    """Rows per delete statement: short transactions, short locks."""
 
-    async def release(self, key: str, *, holder: str) -> None:
-        """Give back ``holder``'s slot of ``key`` (a no-op when it holds none)."""
-        ...
 
-    async def holders(self, key: str) -> Sequence[str]:
-        """The run ids currently holding a slot of ``key`` (unexpired)."""
-        ...
+@dataclass(frozen=True, slots=True)
+class PruneReport:
+    """What one ``prune`` removed."""
+
+    completed: int = 0
+    """Completed and cancelled runs (with their steps)."""
+    dead: int = 0
+    slots: int = 0
+    """Expired concurrency slots."""
+    outbox: int = 0
+    """Published outbox entries."""
+    webhook_attempts: int = 0
+
+
+# --- values: introspection --------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +286,146 @@ class RunDetail:
     """When an operator asked to cancel this run while it was running (else None)."""
 
 
+# --- values: scheduler, outbox, webhooks, backfills -------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderLease:
+    """Which scheduler dispatches, since when, and until when unless renewed."""
+
+    holder: str
+    acquired_at_ms: int
+    expires_at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class TaskTick:
+    """How far one task has been dispatched.
+
+    Occurrences at or before ``checked_through_ms`` are dispatched or deliberately passed
+    over (a catch-up policy or a pause); ``last_occurrence_ms`` is the latest one fired and
+    ``last_fired_at_ms`` when (both ``None`` before the first fire).
+    """
+
+    task: str
+    checked_through_ms: int
+    last_occurrence_ms: int | None = None
+    last_fired_at_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    """One committed side effect: its ``type`` (a job name for ``JobOutboxPublisher``) and
+    its JSON ``payload``; ``attempts`` counts the claims, this one included."""
+
+    id: str
+    type: str
+    payload: JsonValue
+    attempts: int
+    created_at_ms: int
+
+
+AttemptOutcome = Literal["delivered", "failed", "throttled", "rejected", "gone"]
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookAttempt:
+    """One webhook delivery attempt that reached the network (``status`` None: no response)."""
+
+    webhook: str
+    endpoint_id: str
+    event_id: str
+    message_id: str
+    job_id: str
+    attempt: int
+    outcome: AttemptOutcome
+    status: int | None
+    code: str | None
+    message: str | None
+    duration_ms: int
+    at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointState:
+    """A webhook endpoint's failure streak, and when and why it was disabled."""
+
+    consecutive_failures: int = 0
+    disabled_at_ms: int | None = None
+    disabled_reason: str | None = None
+
+    @property
+    def disabled(self) -> bool:
+        return self.disabled_at_ms is not None
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillCheckpoint:
+    """How far one backfill has got: the cursor of its next page and what is done."""
+
+    key: str
+    cursor: JsonValue
+    """Where the next page starts; ``None`` before the first page."""
+    processed: int
+    pages: int
+    done: bool
+    updated_at_ms: int
+
+
+# --- the stores a driver hands out ------------------------------------------------------
+
+
+class QueueWake(Protocol):
+    """Wakes an idle waiter when something is committed, instead of at its next poll."""
+
+    @property
+    def healthy(self) -> bool:
+        """True while wake-ups are known to arrive (the poll can then be lazier)."""
+        ...
+
+    @property
+    def idle_poll_ms(self) -> int:
+        """How long an idle waiter may wait before it polls anyway."""
+        ...
+
+    async def wait(self, timeout_ms: int) -> bool:
+        """True when woken (or woken since the last wait), False when ``timeout_ms`` passed."""
+        ...
+
+
+class StepStore(Protocol):
+    """Memoized step results, stored beside the queue: one store, one transaction boundary."""
+
+    async def load(self, job_id: str) -> Mapping[str, StepRecord]:
+        """Every step the run has recorded, by name."""
+        ...
+
+    async def record(self, job_id: str, step: StepRecord, *, worker_id: str) -> bool:
+        """Record a step if ``worker_id`` still holds the run; answers whether it landed."""
+        ...
+
+
+class LeaseStore(Protocol):
+    """Fleet-wide concurrency slots: at most ``limit`` holders per key at once.
+
+    A slot is held by a run id; the driver releases it in the same operation that settles
+    that run and extends it with every renewal of the run's lease, so a key with limit 1
+    runs back-to-back jobs at round-trip speed and a long run keeps its slot.
+    """
+
+    async def acquire(self, key: str, *, holder: str, limit: int, ttl_ms: int) -> bool:
+        """Take one of ``limit`` slots of ``key`` for ``holder``; False when all are held."""
+        ...
+
+    async def release(self, key: str, *, holder: str) -> None:
+        """Give back ``holder``'s slot of ``key`` (a no-op when it holds none)."""
+        ...
+
+    async def holders(self, key: str) -> Sequence[str]:
+        """The run ids currently holding a slot of ``key`` (unexpired)."""
+        ...
+
+
 class JobIntrospection(Protocol):
     """Every operator capability; the CLI and the dashboard read nothing else."""
 
@@ -290,17 +464,102 @@ class JobIntrospection(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class BackfillCheckpoint:
-    """How far one backfill has got: the cursor of its next page and what is done."""
+class SchedulerStore(Protocol):
+    """Durable scheduler state: the leader lease, last-tick rows and pause rows.
 
-    key: str
-    cursor: JsonValue
-    """Where the next page starts; ``None`` before the first page."""
-    processed: int
-    pages: int
-    done: bool
-    updated_at_ms: int
+    Every instant is a parameter, read by the caller off the driver's clock, so a frozen
+    clock drives the whole scheduler in tests. Nothing of it lives in a scheduler process.
+    """
+
+    async def acquire_leadership(self, holder: str, *, now_ms: int, ttl_ms: int) -> bool:
+        """Take the lease if it is free or expired, or renew it if ``holder`` has it."""
+        ...
+
+    async def release_leadership(self, holder: str) -> None:
+        """Delete the lease if ``holder`` has it (a no-op otherwise)."""
+        ...
+
+    async def leader(self, *, now_ms: int) -> LeaderLease | None:
+        """The unexpired lease, if any node holds one."""
+        ...
+
+    async def ticks(self) -> Mapping[str, TaskTick]:
+        """Every task's last-tick state, by task name."""
+        ...
+
+    async def record_tick(self, tick: TaskTick, *, holder: str, now_ms: int) -> bool:
+        """Move a task's state forward (never back, see ``advanced``) if ``holder`` still
+        leads at ``now_ms``; answers whether it landed."""
+        ...
+
+    async def paused_tasks(self) -> Mapping[str, int]:
+        """Paused task names and when each was paused."""
+        ...
+
+    async def pause_task(self, task: str, *, now_ms: int) -> None:
+        """Stop dispatching ``task`` until it is resumed."""
+        ...
+
+    async def resume_task(self, task: str) -> None:
+        """Dispatch ``task`` again (a no-op when it is not paused)."""
+        ...
+
+
+class OutboxStore(Protocol):
+    """Where side effects wait between the application's commit and the relay's publish."""
+
+    async def append(self, type: str, payload: JsonValue, *, connection: Any) -> str:
+        """Write one entry in ``connection``'s open transaction; answers its id.
+
+        Rolled back, the entry never existed; committed, the relay publishes it. A driver
+        with no transactions to join refuses (``X_DRIVER_NO_TRANSACTIONS``).
+        """
+        ...
+
+    def wake(self) -> QueueWake:
+        """Wakes an idle relay when an entry is committed."""
+        ...
+
+    async def claim(self, *, relay_id: str, lease_ms: int, limit: int) -> list[OutboxEntry]:
+        """Lease up to ``limit`` unpublished entries (never claimed, or lease lapsed)."""
+        ...
+
+    async def mark_published(self, ids: Sequence[str], *, relay_id: str) -> list[str]:
+        """Mark entries published if ``relay_id`` still holds them; answers those that landed."""
+        ...
+
+    async def publish_failed(self, entry_id: str, *, relay_id: str, error: str) -> None:
+        """Note why a publish failed; the entry is offered again once its lease lapses."""
+        ...
+
+    async def pending(self) -> int:
+        """How many entries are not yet published."""
+        ...
+
+
+class WebhookLedger(Protocol):
+    """A row per webhook delivery attempt, and each endpoint's failure streak."""
+
+    async def record(self, attempt: WebhookAttempt) -> int:
+        """Store one attempt; answers the endpoint's failure streak after it (a delivery
+        resets it to 0)."""
+        ...
+
+    async def endpoint(self, endpoint_id: str) -> EndpointState:
+        """The endpoint's state (a never-attempted endpoint has the default one)."""
+        ...
+
+    async def disable(self, endpoint_id: str, *, reason: str, at_ms: int) -> None:
+        """Disable the endpoint: deliveries to it are refused until ``enable``."""
+        ...
+
+    async def enable(self, endpoint_id: str, *, at_ms: int) -> None:
+        """Enable the endpoint again with a fresh failure streak."""
+        ...
+
+    async def attempts(self, endpoint_id: str, *, limit: int = 50) -> Sequence[WebhookAttempt]:
+        """The newest attempts to the endpoint, newest first."""
+        ...
 
 
 class BackfillLedger(Protocol):
@@ -316,31 +575,18 @@ class BackfillLedger(Protocol):
         ...
 
 
-class QueueWake(Protocol):
-    """Wakes an idle worker when a run is enqueued, instead of waiting for the next poll."""
-
-    @property
-    def healthy(self) -> bool:
-        """True while wake-ups are known to arrive (the poll can then be lazier)."""
-        ...
-
-    @property
-    def idle_poll_ms(self) -> int:
-        """How long an idle worker may wait before it polls anyway."""
-        ...
-
-    async def wait(self, timeout_ms: int) -> bool:
-        """True when woken by an enqueue, False when ``timeout_ms`` passed first."""
-        ...
-
-    async def close(self) -> None:
-        """Stop listening."""
-        ...
+# --- the driver -------------------------------------------------------------------------
 
 
 @runtime_checkable
 class JobDriver(Protocol):
-    """The one interface to job storage. Job code never changes when it does."""
+    """The one interface to storage. Job code never changes when it does.
+
+    ``ack``, ``nack`` and ``heartbeat`` settle or renew one run (the spec's interface);
+    ``settle_many`` and ``heartbeat_many`` do many in one round trip (what the worker
+    uses). ``ferry.drivers.settle.SingleRunCalls`` derives the former from the latter, so
+    a driver writes each rule once.
+    """
 
     @property
     def name(self) -> str:
@@ -349,17 +595,12 @@ class JobDriver(Protocol):
 
     @property
     def clock(self) -> Clock:
-        """The clock whose now every ``run_at`` and lease is measured on."""
+        """The clock whose now every ``run_at``, lease and retention is measured on."""
         ...
 
     @property
     def steps(self) -> StepStore:
         """Step persistence, beside the queue."""
-        ...
-
-    @property
-    def backfills(self) -> BackfillLedger | None:
-        """Backfill checkpoints; ``None`` runs a backfill with no bookkeeping."""
         ...
 
     @property
@@ -372,8 +613,28 @@ class JobDriver(Protocol):
         """Operator capabilities."""
         ...
 
+    @property
+    def scheduler(self) -> SchedulerStore:
+        """The scheduler's leader lease, last ticks and paused tasks."""
+        ...
+
+    @property
+    def outbox(self) -> OutboxStore:
+        """The transactional outbox of this database."""
+        ...
+
+    @property
+    def webhooks(self) -> WebhookLedger:
+        """The webhook delivery ledger."""
+        ...
+
+    @property
+    def backfills(self) -> BackfillLedger | None:
+        """Backfill checkpoints; ``None`` runs a backfill with no bookkeeping."""
+        ...
+
     def wake(self) -> QueueWake:
-        """This process's one wake-up source for idle workers."""
+        """This process's one wake-up source for idle workers (listening once called)."""
         ...
 
     async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
@@ -386,6 +647,15 @@ class JobDriver(Protocol):
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
         """Lease up to ``limit`` due runs (or runs whose lease expired), counting an attempt."""
+        ...
+
+    async def settle_many(self, settles: Sequence[Settle]) -> list[bool]:
+        """Ack and nack many attempts, each fenced on its claimer; answers, in order, which
+        landed (a second settle of one run in the batch lands nowhere)."""
+        ...
+
+    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+        """Renew many leases (and the run's slots), each fenced like a settle; answers in order."""
         ...
 
     async def ack(self, job_id: str, options: AckOptions) -> bool:
@@ -404,6 +674,28 @@ class JobDriver(Protocol):
         """Counts per queue and state."""
         ...
 
+    async def prune(self, policy: RetentionPolicy) -> PruneReport:
+        """Delete what ``policy`` lets go, in bounded batches, and expired slots."""
+        ...
+
     async def close(self) -> None:
         """Hand back what the driver owns (pools, listeners); borrowed ones stay open."""
         ...
+
+
+def advanced(current: TaskTick | None, tick: TaskTick) -> TaskTick:
+    """``tick`` merged onto ``current`` so that every field only moves forward (what
+    ``SchedulerStore.record_tick`` stores; SQL ``GREATEST`` ignores nulls the same way)."""
+    if current is None:
+        return tick
+    return TaskTick(
+        task=tick.task,
+        checked_through_ms=max(current.checked_through_ms, tick.checked_through_ms),
+        last_occurrence_ms=_latest(current.last_occurrence_ms, tick.last_occurrence_ms),
+        last_fired_at_ms=_latest(current.last_fired_at_ms, tick.last_fired_at_ms),
+    )
+
+
+def _latest(a: int | None, b: int | None) -> int | None:
+    present = [value for value in (a, b) if value is not None]
+    return max(present) if present else None

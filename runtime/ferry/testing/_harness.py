@@ -1,6 +1,8 @@
 """A test harness: a frozen clock, a driver, and a worker you drive by hand.
 
-``run_jobs(job, input)`` enqueues and drains; ``drain()`` executes every run that is due,
+The worker is a real ``JobWorker`` cranked by ``run_due``: the same claim (keyed slots
+taken in it), execution and batched settle as in production, only never in a background
+loop. ``run_jobs(job, input)`` enqueues and drains; ``drain()`` executes every run that is due,
 fast-forwarding the clock through retry backoff (a retry is the runner's business, not
 the test's) but never through a ``step.sleep`` or a ``delay`` — those wait for
 ``clock.advance``, exactly as they would wait in production. ``drain()`` first fires the
@@ -17,18 +19,12 @@ from typing import Any
 
 from ferry._clock import FrozenClock
 from ferry._jobs.declaration import JobHandle
-from ferry._jobs.execute import execute_job
 from ferry._jobs.facade import set_job_driver
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
-from ferry._scheduler import Dispatcher, LeaseLeader, MemorySchedulerStore
+from ferry._scheduler import Dispatcher, LeaseLeader
+from ferry._worker import JobWorker
 from ferry.drivers._memory import memory_job_driver
-from ferry.drivers.protocol import (
-    ClaimOptions,
-    EnqueueResult,
-    JobDriver,
-    RunFilter,
-    RunSummary,
-)
+from ferry.drivers.protocol import EnqueueResult, JobDriver, RunFilter, RunSummary
 from ferry.tasks._declaration import TaskHandle, declared_tasks
 from ferry.tasks._occurrences import occurrences
 
@@ -91,9 +87,8 @@ class Harness:
         self.trace = Trace()
         self.tasks = list(tasks) if tasks is not None else None
         """The tasks ``drain()`` fires; ``None``: every task declared in the process."""
-        self.scheduler_store = MemorySchedulerStore()
         self._scheduler_leader = LeaseLeader(
-            self.scheduler_store, holder=worker_id, clock=self.clock
+            self.driver.scheduler, holder=worker_id, clock=self.clock
         )
         self._scheduler_started_ms = self._fired_through_ms = self.clock.now_ms()
 
@@ -117,21 +112,17 @@ class Harness:
 
     async def drain(self, *, max_attempts: int = 10_000) -> Trace:
         """Execute every due run, fast-forwarding retry backoff, until nothing is due."""
+        worker = JobWorker(
+            driver=self.driver,
+            worker_id=self.worker_id,
+            lease_ms=self.lease_ms,
+            concurrency=1,
+            observer=self.trace,
+        )
         with self.installed():
             for _ in range(max_attempts):
                 await self._fire_due_tasks()
-                claimed = await self.driver.claim(
-                    ClaimOptions(worker_id=self.worker_id, lease_ms=self.lease_ms, limit=50)
-                )
-                for run in claimed:
-                    await execute_job(
-                        run,
-                        driver=self.driver,
-                        worker_id=self.worker_id,
-                        lease_ms=self.lease_ms,
-                        observer=self.trace,
-                    )
-                if claimed:
+                if await worker.run_due():
                     continue
                 retry_at = await self._next_retry_ms()
                 if retry_at is None:
@@ -151,7 +142,6 @@ class Harness:
         await self._scheduler_leader.acquire()
         dispatcher = Dispatcher(
             driver=self.driver,
-            store=self.scheduler_store,
             tasks=tasks,
             holder=self._scheduler_leader.holder,
             first_seen_ms=self._scheduler_started_ms,

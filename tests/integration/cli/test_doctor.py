@@ -63,20 +63,17 @@ async def test_doctor_names_the_scheduler_leader_and_reports_when_none_leads(
     ferry: Ferry, seeded: PostgresJobDriver, postgres_dsn: str, pg_schema: str
 ) -> None:
     from ferry._clock import SystemClock
-    from ferry._scheduler import TaskTick, postgres_scheduler_store
+    from ferry.drivers.protocol import TaskTick
 
     clock = SystemClock()
-    store = postgres_scheduler_store(postgres_dsn, schema=pg_schema, clock=clock)
-    try:
-        assert await store.acquire_leadership("node-a", now_ms=clock.now_ms(), ttl_ms=600_000)
-        tick = TaskTick("cli.nightly", clock.now_ms(), clock.now_ms(), clock.now_ms())
-        assert await store.record_tick(tick, holder="node-a", now_ms=clock.now_ms())
-        leading = ferry("doctor", "--json").envelope
-        [leader] = [c for c in leading["data"]["checks"] if c["name"] == "scheduler leader"]
-        assert leader["ok"] and "node-a" in leader["detail"]
-        await store.release_leadership("node-a")
-    finally:
-        await store.close()
+    store = seeded.scheduler
+    assert await store.acquire_leadership("node-a", now_ms=clock.now_ms(), ttl_ms=600_000)
+    tick = TaskTick("cli.nightly", clock.now_ms(), clock.now_ms(), clock.now_ms())
+    assert await store.record_tick(tick, holder="node-a", now_ms=clock.now_ms())
+    leading = ferry("doctor", "--json").envelope
+    [leader] = [c for c in leading["data"]["checks"] if c["name"] == "scheduler leader"]
+    assert leader["ok"] and "node-a" in leader["detail"]
+    await store.release_leadership("node-a")
     result = ferry("doctor", "--json")
     assert result.code == 1
     assert [f["code"] for f in result.envelope["findings"]] == ["X_NO_SCHEDULER_LEADER"]

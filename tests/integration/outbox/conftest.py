@@ -1,4 +1,4 @@
-"""Fixtures: an outbox on the frozen clock, an app table, a relay."""
+"""Fixtures: the driver's outbox on the frozen clock, and an app table."""
 
 from __future__ import annotations
 
@@ -7,18 +7,14 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from ferry._clock import FrozenClock
-from ferry._outbox import PostgresOutbox, postgres_outbox
+from ferry.drivers import PostgresJobDriver
+from ferry.drivers.protocol import OutboxStore
 
 
 @pytest.fixture
-async def outbox(
-    postgres_dsn: str, pg_schema: str, clock: FrozenClock
-) -> AsyncIterator[PostgresOutbox]:
-    outbox = postgres_outbox(postgres_dsn, schema=pg_schema, clock=clock)
-    await outbox.open()
-    yield outbox
-    await outbox.close()
+def outbox(driver: PostgresJobDriver) -> OutboxStore:
+    """The outbox of the test's driver (same schema, same pool, same frozen clock)."""
+    return driver.outbox
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ from pydantic import BaseModel
 
 from ferry import define_api, job
 from ferry._clock import FrozenClock
-from ferry._outbox import JobOutboxPublisher, OutboxEntry, OutboxRelay, PostgresOutbox
+from ferry._outbox import JobOutboxPublisher, OutboxRelay
 from ferry.drivers import PostgresJobDriver
-from ferry.drivers.protocol import RunFilter
+from ferry.drivers.protocol import OutboxEntry, OutboxStore, RunFilter
 from ferry.errors import FerryError
 from ferry.testing import Harness
 
@@ -52,7 +52,7 @@ class CrashAfterPublish:
 
 
 async def place_order(
-    app_db: asyncpg.Connection, outbox: PostgresOutbox, schema: str, order_id: str
+    app_db: asyncpg.Connection, outbox: OutboxStore, schema: str, order_id: str
 ) -> None:
     """The business write and its side effect, in one transaction."""
     async with app_db.transaction():
@@ -65,7 +65,7 @@ async def outbox_rows(app_db: asyncpg.Connection, schema: str) -> list[asyncpg.R
 
 
 async def test_a_rolled_back_append_never_existed(
-    app_db: asyncpg.Connection, outbox: PostgresOutbox, pg_schema: str, driver: PostgresJobDriver
+    app_db: asyncpg.Connection, outbox: OutboxStore, pg_schema: str, driver: PostgresJobDriver
 ) -> None:
     with pytest.raises(RuntimeError):
         async with app_db.transaction():
@@ -73,7 +73,7 @@ async def test_a_rolled_back_append_never_existed(
             await outbox.append(send_receipt.name, {"order_id": "o-1"}, connection=app_db)
             raise RuntimeError("payment declined")
 
-    relay = OutboxRelay(store=outbox, publisher=JobOutboxPublisher(API))
+    relay = OutboxRelay(source=driver, publisher=JobOutboxPublisher(API))
     assert (await relay.run_once()).claimed == 0
     assert await outbox_rows(app_db, pg_schema) == []
     assert await driver.introspect.list_runs(RunFilter()) == []
@@ -81,12 +81,13 @@ async def test_a_rolled_back_append_never_existed(
 
 async def test_a_committed_append_is_published_as_one_job_with_the_payload_as_input(
     app_db: asyncpg.Connection,
-    outbox: PostgresOutbox,
+    outbox: OutboxStore,
+    driver: PostgresJobDriver,
     pg_schema: str,
     harness: Harness,
 ) -> None:
     await place_order(app_db, outbox, pg_schema, "o-2")
-    relay = OutboxRelay(store=outbox, publisher=JobOutboxPublisher(API))
+    relay = OutboxRelay(source=driver, publisher=JobOutboxPublisher(API))
 
     with harness.installed():
         done = await relay.run_once()
@@ -102,7 +103,8 @@ async def test_a_committed_append_is_published_as_one_job_with_the_payload_as_in
 
 async def test_a_relay_dying_between_publish_and_mark_redelivers_and_the_job_runs_once(
     app_db: asyncpg.Connection,
-    outbox: PostgresOutbox,
+    outbox: OutboxStore,
+    driver: PostgresJobDriver,
     pg_schema: str,
     harness: Harness,
     clock: FrozenClock,
@@ -111,8 +113,8 @@ async def test_a_relay_dying_between_publish_and_mark_redelivers_and_the_job_run
     its lease lapses, the second publish dedupes on the job's key, the body runs once."""
     RECEIPTS_SENT.clear()
     await place_order(app_db, outbox, pg_schema, "o-3")
-    doomed = OutboxRelay(store=outbox, publisher=CrashAfterPublish(), lease="30s")
-    survivor = OutboxRelay(store=outbox, publisher=JobOutboxPublisher(API), lease="30s")
+    doomed = OutboxRelay(source=driver, publisher=CrashAfterPublish(), lease="30s")
+    survivor = OutboxRelay(source=driver, publisher=JobOutboxPublisher(API), lease="30s")
 
     with harness.installed():
         with pytest.raises(Crash):
@@ -133,14 +135,15 @@ async def test_a_relay_dying_between_publish_and_mark_redelivers_and_the_job_run
 
 async def test_a_failed_publish_keeps_the_entry_with_its_error_until_its_lease_lapses(
     app_db: asyncpg.Connection,
-    outbox: PostgresOutbox,
+    outbox: OutboxStore,
+    driver: PostgresJobDriver,
     pg_schema: str,
     harness: Harness,
     clock: FrozenClock,
 ) -> None:
     async with app_db.transaction():
         await outbox.append("no-such-job", {"order_id": "o-4"}, connection=app_db)
-    relay = OutboxRelay(store=outbox, publisher=JobOutboxPublisher(API), lease="10s")
+    relay = OutboxRelay(source=driver, publisher=JobOutboxPublisher(API), lease="10s")
 
     with harness.installed():
         first = await relay.run_once()
@@ -158,13 +161,14 @@ async def test_a_failed_publish_keeps_the_entry_with_its_error_until_its_lease_l
 
 async def test_published_entries_are_pruned_after_retain_published(
     app_db: asyncpg.Connection,
-    outbox: PostgresOutbox,
+    outbox: OutboxStore,
+    driver: PostgresJobDriver,
     pg_schema: str,
     harness: Harness,
     clock: FrozenClock,
 ) -> None:
     await place_order(app_db, outbox, pg_schema, "o-5")
-    relay = OutboxRelay(store=outbox, publisher=JobOutboxPublisher(API), retain_published="1h")
+    relay = OutboxRelay(source=driver, publisher=JobOutboxPublisher(API), retain_published="1h")
     with harness.installed():
         await relay.run_once()
     await place_order(app_db, outbox, pg_schema, "o-6")  # not yet published
@@ -178,7 +182,7 @@ async def test_published_entries_are_pruned_after_retain_published(
 
 
 async def test_an_append_outside_a_transaction_or_connection_is_refused(
-    app_db: asyncpg.Connection, outbox: PostgresOutbox, pg_schema: str
+    app_db: asyncpg.Connection, outbox: OutboxStore, pg_schema: str
 ) -> None:
     with pytest.raises(FerryError) as no_transaction:
         await outbox.append(send_receipt.name, {"order_id": "o-7"}, connection=app_db)
@@ -199,7 +203,7 @@ async def test_an_append_outside_a_transaction_or_connection_is_refused(
 
 
 async def test_a_commit_wakes_a_listening_relay(
-    app_db: asyncpg.Connection, outbox: PostgresOutbox, pg_schema: str
+    app_db: asyncpg.Connection, outbox: OutboxStore, pg_schema: str
 ) -> None:
     """The clock is frozen, so a wait can only end by a NOTIFY (the bound is a guard)."""
     wake = outbox.wake()

@@ -15,7 +15,7 @@ import asyncpg
 import pytest
 from role_process import free_port
 
-from ferry._outbox import postgres_outbox
+from ferry.drivers import postgres_job_driver
 
 INTEGRATION_DIR = Path(__file__).resolve().parents[1]
 REPO = Path(__file__).resolve().parents[3]
@@ -54,7 +54,8 @@ async def queued_jobs(dsn: str, schema: str) -> list[asyncpg.Record]:
 async def test_the_relay_process_moves_commits_from_the_app_database_to_the_queue_database(
     postgres_dsn: str, queue_dsn: str, pg_schema: str, tmp_path: Path
 ) -> None:
-    outbox = postgres_outbox(postgres_dsn, schema=pg_schema)
+    app = postgres_job_driver(postgres_dsn, schema=pg_schema)
+    outbox = app.outbox
     app_db = await asyncpg.connect(postgres_dsn)
     log_path = tmp_path / "relay.log"
     env = {
@@ -88,4 +89,4 @@ async def test_the_relay_process_moves_commits_from_the_app_database_to_the_queu
             relay.kill()
             await relay.wait()
         await app_db.close()
-        await outbox.close()
+        await app.close()

@@ -13,10 +13,13 @@ import asyncpg
 import pytest
 
 from ferry._clock import FrozenClock
-from ferry.drivers._postgres import PostgresJobDriver, QueueWake, postgres_job_driver
+from ferry.drivers._postgres import PostgresJobDriver, postgres_job_driver
 from ferry.drivers._postgres.database import wake_application_name
-from ferry.drivers._postgres.queries import channel_for
-from ferry.drivers._postgres.wake import IDLE_POLL_MAX_MS, IDLE_POLL_MAX_WAKE_PROVEN_MS
+from ferry.drivers._postgres.wake import (
+    IDLE_POLL_MAX_MS,
+    IDLE_POLL_MAX_WAKE_PROVEN_MS,
+    ChannelWake,
+)
 
 from .helpers import eventually, send
 
@@ -24,7 +27,7 @@ from .helpers import eventually, send
 class HealthLog:
     """The wake's health changes, in order."""
 
-    def __init__(self, wake: QueueWake) -> None:
+    def __init__(self, wake: ChannelWake) -> None:
         self.changes: asyncio.Queue[bool] = asyncio.Queue()
         wake.add_health_listener(self.changes.put_nowait)
 
@@ -32,7 +35,7 @@ class HealthLog:
         return await asyncio.wait_for(self.changes.get(), 10)
 
 
-async def _listening(driver: PostgresJobDriver) -> tuple[QueueWake, HealthLog]:
+async def _listening(driver: PostgresJobDriver) -> tuple[ChannelWake, HealthLog]:
     """The driver's wake, once it listens, with the wake-up its (re)connect announces
     (notifications sent while nobody listened are lost, so it polls once) consumed."""
     wake = driver.wake()
@@ -82,7 +85,7 @@ async def test_the_wake_heals_after_its_session_is_killed(
 
     killed = await admin.fetch(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
-        wake_application_name(channel_for(pg_schema)),
+        wake_application_name(pg_schema),
     )
     assert [row[0] for row in killed] == [True]
     assert await health.next() is False
@@ -120,15 +123,19 @@ async def test_a_driver_on_a_borrowed_pool_listens_on_one_of_its_connections(
     assert wake.healthy is False
 
 
-async def test_a_closed_wake_listens_again_when_asked_for_again(
-    driver: PostgresJobDriver,
+async def test_the_runs_and_the_outbox_share_the_drivers_one_listen_session(
+    driver: PostgresJobDriver, admin: asyncpg.Connection, pg_schema: str
 ) -> None:
-    wake, health = await _listening(driver)
-    await wake.close()
-    assert await health.next() is False
-    assert driver.wake() is wake
-    assert await health.next() is True
-    assert await wake.wait(0) is True  # the reconnect's own poll-once
-    waiter = asyncio.create_task(wake.wait(60_000))
-    await driver.enqueue(send("after-restart"))
-    assert await asyncio.wait_for(waiter, 10) is True
+    runs, _ = await _listening(driver)
+    outbox = driver.outbox.wake()
+    assert await asyncio.wait_for(outbox.wait(60_000), 10) is True  # its poll-once
+    sessions = await admin.fetchval(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+        wake_application_name(pg_schema),
+    )
+    assert sessions == 1
+
+    async with admin.transaction():
+        await driver.outbox.append("receipt", {"order": 1}, connection=admin)
+    assert await asyncio.wait_for(outbox.wait(60_000), 10) is True
+    assert await runs.wait(0) is False  # an outbox commit wakes the relay, not the workers

@@ -1,5 +1,5 @@
 """Catch-up after a scheduler was stopped across several occurrences, on a frozen clock,
-with the memory store and with the Postgres store (rows in a real database)."""
+on the memory driver and on the Postgres driver (rows in a real database)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from ferry._clock import FrozenClock
-from ferry._scheduler import (
-    MemorySchedulerStore,
-    Scheduler,
-    SchedulerStore,
-    postgres_scheduler_store,
-)
+from ferry._scheduler import Scheduler
 from ferry.drivers import memory_job_driver, postgres_job_driver
 from ferry.drivers.protocol import JobDriver, RunFilter
 from ferry.tasks._declaration import CatchUp
@@ -30,7 +25,6 @@ FIRST_3AM = START + 3 * HOUR
 @dataclass
 class Backend:
     driver: JobDriver
-    store: SchedulerStore
     clock: FrozenClock
 
 
@@ -40,12 +34,10 @@ async def backend(
 ) -> AsyncIterator[Backend]:
     clock = FrozenClock(START)
     if request.param == "memory":
-        yield Backend(memory_job_driver(clock=clock), MemorySchedulerStore(), clock)
+        yield Backend(memory_job_driver(clock=clock), clock)
         return
     driver = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock, pool_max_size=2)
-    store = postgres_scheduler_store(postgres_dsn, schema=pg_schema, clock=clock)
-    yield Backend(driver, store, clock)
-    await store.close()
+    yield Backend(driver, clock)
     await driver.close()
 
 
@@ -74,7 +66,7 @@ async def test_a_scheduler_restarted_after_five_missed_occurrences_catches_up_by
     nightly = digest_task(catch_up=catch_up, max_catch_up=max_catch_up)
 
     def node(holder: str) -> Scheduler:
-        return Scheduler(driver=backend.driver, store=backend.store, tasks=[nightly], holder=holder)
+        return Scheduler(driver=backend.driver, tasks=[nightly], holder=holder)
 
     first = node("node-1")
     await first.run_round()  # the task's row starts at 00:00 on day 0
@@ -91,5 +83,5 @@ async def test_a_scheduler_restarted_after_five_missed_occurrences_catches_up_by
     assert await fired_occurrences(backend.driver) == sorted(
         FIRST_3AM + day * DAY for batch in rounds for day in batch
     )
-    tick = (await backend.store.ticks())["nightly"]
+    tick = (await backend.driver.scheduler.ticks())["nightly"]
     assert tick.checked_through_ms == FIRST_3AM + 4 * DAY

@@ -8,9 +8,8 @@ import sys
 import time
 from typing import Any
 
-from ferry._clock import SystemClock
-from ferry._scheduler import TaskTick, postgres_scheduler_store
 from ferry.drivers import PostgresJobDriver
+from ferry.drivers.protocol import TaskTick
 
 from .processes import APP, REPO, cli_env
 
@@ -84,13 +83,10 @@ async def test_tasks_show_reads_the_last_fire_from_the_tick_row_and_adds_describ
     postgres_dsn: str, pg_schema: str, migrated: PostgresJobDriver
 ) -> None:
     occurrence = int(time.time()) // 60 * 60_000
-    store = postgres_scheduler_store(postgres_dsn, schema=pg_schema, clock=SystemClock())
-    try:
-        assert await store.acquire_leadership("seed", now_ms=occurrence, ttl_ms=600_000)
-        tick = TaskTick("every_minute", occurrence, occurrence, occurrence + 250)
-        assert await store.record_tick(tick, holder="seed", now_ms=occurrence)
-    finally:
-        await store.close()
+    store = migrated.scheduler
+    assert await store.acquire_leadership("seed", now_ms=occurrence, ttl_ms=600_000)
+    tick = TaskTick("every_minute", occurrence, occurrence, occurrence + 250)
+    assert await store.record_tick(tick, holder="seed", now_ms=occurrence)
     document = await envelope(
         postgres_dsn, pg_schema, "tasks", "show", "every_minute", "--count", "3"
     )

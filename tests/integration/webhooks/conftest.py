@@ -1,4 +1,4 @@
-"""Fixtures: a Postgres webhook ledger on the frozen clock, and a local receiver."""
+"""Fixtures: the Postgres driver's webhook ledger on the frozen clock, a local receiver."""
 
 from __future__ import annotations
 
@@ -6,19 +6,16 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from ferry._clock import FrozenClock
-from ferry._webhooks.postgres_ledger import PostgresWebhookLedger, postgres_webhook_ledger
+from ferry.drivers import PostgresJobDriver
+from ferry.drivers.protocol import WebhookLedger
 
 from .receiver import Receiver
 
 
 @pytest.fixture
-async def pg_ledger(
-    postgres_dsn: str, pg_schema: str, clock: FrozenClock
-) -> AsyncIterator[PostgresWebhookLedger]:
-    ledger = postgres_webhook_ledger(postgres_dsn, schema=pg_schema, clock=clock)
-    yield ledger
-    await ledger.close()
+def pg_ledger(driver: PostgresJobDriver) -> WebhookLedger:
+    """The ledger of the test's Postgres driver (the one the harness runs on)."""
+    return driver.webhooks
 
 
 @pytest.fixture

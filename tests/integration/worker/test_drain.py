@@ -106,4 +106,4 @@ async def test_a_second_signal_during_the_drain_exits_at_once(
     await eventually(draining, within_s=10, what="the drain to begin")
     worker.send(signal.SIGINT)
     assert await worker.wait(within_s=10) == 1
-    assert "jobs.worker.forced-exit" in worker.log()
+    assert "jobs.process.forced-exit" in worker.log()

@@ -8,9 +8,9 @@ import pytest
 from digest_tasks import digest_task, send_digest
 
 from ferry._clock import FrozenClock
-from ferry._scheduler import Dispatcher, LeaseLeader, MemorySchedulerStore, planned_fires
+from ferry._scheduler import Dispatcher, LeaseLeader, planned_fires
 from ferry.drivers import MemoryJobDriver, memory_job_driver
-from ferry.drivers.protocol import RunFilter
+from ferry.drivers.protocol import RunFilter, SchedulerStore
 from ferry.errors import FerryError
 from ferry.tasks._declaration import CatchUp, TaskHandle
 from ferry.tasks._occurrences import occurrences
@@ -28,12 +28,12 @@ class Node:
         self,
         holder: str,
         task: TaskHandle,
-        store: MemorySchedulerStore,
+        store: SchedulerStore,
         clock: FrozenClock,
         driver: MemoryJobDriver,
     ) -> None:
         self.leader = LeaseLeader(store, holder=holder, clock=clock, ttl_ms=30_000)
-        self.dispatcher = Dispatcher(driver=driver, store=store, tasks=[task], holder=holder)
+        self.dispatcher = Dispatcher(driver=driver, tasks=[task], holder=holder)
         self.clock = clock
 
     async def round(self) -> list[int]:
@@ -45,8 +45,8 @@ class Node:
 
 
 @pytest.fixture
-def store() -> MemorySchedulerStore:
-    return MemorySchedulerStore()
+def store(driver: MemoryJobDriver) -> SchedulerStore:
+    return driver.scheduler
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ async def digest_rows(driver: MemoryJobDriver) -> list[Any]:
 
 
 async def test_an_on_time_round_fires_the_occurrence_once_with_an_occurrence_scoped_key(
-    store: MemorySchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
+    store: SchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
 ) -> None:
     node = Node("a", digest_task(), store, clock, driver)
     assert await node.round() == []  # first sight: the task starts counting now
@@ -81,7 +81,7 @@ async def test_an_on_time_round_fires_the_occurrence_once_with_an_occurrence_sco
 
 
 async def test_a_new_task_does_not_fire_the_occurrences_before_it_was_first_seen(
-    store: MemorySchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
+    store: SchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
 ) -> None:
     clock.set(START + 5 * DAY)
     node = Node("a", digest_task(catch_up="run-all"), store, clock, driver)
@@ -100,7 +100,7 @@ async def test_a_new_task_does_not_fire_the_occurrences_before_it_was_first_seen
     ],
 )
 async def test_catch_up_after_the_scheduler_was_stopped_across_five_occurrences(
-    store: MemorySchedulerStore,
+    store: SchedulerStore,
     clock: FrozenClock,
     driver: MemoryJobDriver,
     catch_up: CatchUp,
@@ -129,7 +129,7 @@ async def _occurrence(driver: MemoryJobDriver, run_id: str) -> int:
 
 
 async def test_a_missed_tick_fires_late_rather_than_being_skipped(
-    store: MemorySchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
+    store: SchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
 ) -> None:
     node = Node("a", digest_task(catch_up="skip"), store, clock, driver)
     await node.round()
@@ -153,7 +153,7 @@ def test_planned_fires_follow_each_policy() -> None:
 
 
 async def test_a_standby_dispatches_nothing(
-    store: MemorySchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
+    store: SchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
 ) -> None:
     task = digest_task()
     leader, standby = (Node(h, task, store, clock, driver) for h in ("a", "b"))
@@ -168,7 +168,7 @@ async def test_a_standby_dispatches_nothing(
 
 
 async def test_a_node_that_lost_the_lease_mid_round_cannot_advance_the_row(
-    store: MemorySchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
+    store: SchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
 ) -> None:
     task = digest_task()
     old, new = (Node(h, task, store, clock, driver) for h in ("a", "b"))
@@ -188,7 +188,7 @@ async def test_a_node_that_lost_the_lease_mid_round_cannot_advance_the_row(
 
 
 async def test_a_refused_entry_holds_the_task_back_and_it_fires_late_once_fixed(
-    store: MemorySchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
+    store: SchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
 ) -> None:
     broken = [True]
 
@@ -210,7 +210,7 @@ async def test_a_refused_entry_holds_the_task_back_and_it_fires_late_once_fixed(
 
 
 async def test_a_paused_task_is_passed_over_and_fires_again_after_resume(
-    store: MemorySchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
+    store: SchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
 ) -> None:
     node = Node("a", digest_task(catch_up="run-all"), store, clock, driver)
     await node.round()
@@ -224,7 +224,7 @@ async def test_a_paused_task_is_passed_over_and_fires_again_after_resume(
 
 
 async def test_a_task_with_no_entries_is_a_valid_no_op_tick(
-    store: MemorySchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
+    store: SchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
 ) -> None:
     task = TaskHandle(
         cron="0 3 * * *", tz="UTC", enqueue=lambda _: [], catch_up="skip", max_catch_up=10, name="t"
@@ -251,7 +251,7 @@ def test_a_task_enqueue_of_a_non_job_is_refused_at_dispatch() -> None:
 
 
 async def test_one_tasks_broken_enqueue_does_not_stall_the_other_tasks(
-    store: MemorySchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
+    store: SchedulerStore, clock: FrozenClock, driver: MemoryJobDriver
 ) -> None:
     def broken(occurrence_ms: int) -> list[Any]:
         raise KeyError("tenant")
@@ -260,7 +260,7 @@ async def test_one_tasks_broken_enqueue_does_not_stall_the_other_tasks(
         cron="0 3 * * *", tz="UTC", enqueue=broken, catch_up="skip", max_catch_up=10, name="bad"
     )
     leader = LeaseLeader(store, holder="a", clock=clock)
-    dispatcher = Dispatcher(driver=driver, store=store, tasks=[bad, digest_task()], holder="a")
+    dispatcher = Dispatcher(driver=driver, tasks=[bad, digest_task()], holder="a")
     assert await leader.acquire()
     await dispatcher.dispatch_round(clock.now_ms())
     clock.set(FIRST_3AM)

@@ -7,21 +7,23 @@ import logging
 import pytest
 
 from ferry._clock import FrozenClock
-from ferry._scheduler import LeaseLeader, MemorySchedulerStore
+from ferry._scheduler import LeaseLeader
+from ferry.drivers import memory_job_driver
+from ferry.drivers.protocol import SchedulerStore
 
 TTL = 30_000
 
 
 @pytest.fixture
-def store() -> MemorySchedulerStore:
-    return MemorySchedulerStore()
+def store() -> SchedulerStore:
+    return memory_job_driver().scheduler
 
 
-def leader(store: MemorySchedulerStore, clock: FrozenClock, holder: str) -> LeaseLeader:
+def leader(store: SchedulerStore, clock: FrozenClock, holder: str) -> LeaseLeader:
     return LeaseLeader(store, holder=holder, clock=clock, ttl_ms=TTL)
 
 
-async def test_the_first_node_to_ask_takes_the_lease(store: MemorySchedulerStore) -> None:
+async def test_the_first_node_to_ask_takes_the_lease(store: SchedulerStore) -> None:
     clock = FrozenClock()
     a = leader(store, clock, "a")
     assert await a.acquire()
@@ -30,7 +32,7 @@ async def test_the_first_node_to_ask_takes_the_lease(store: MemorySchedulerStore
     assert lease.expires_at_ms == clock.now_ms() + TTL
 
 
-async def test_acquire_every_round_is_the_renewal(store: MemorySchedulerStore) -> None:
+async def test_acquire_every_round_is_the_renewal(store: SchedulerStore) -> None:
     clock = FrozenClock()
     a, b = leader(store, clock, "a"), leader(store, clock, "b")
     started = clock.now_ms()
@@ -45,7 +47,7 @@ async def test_acquire_every_round_is_the_renewal(store: MemorySchedulerStore) -
 
 
 async def test_a_standby_acquires_nothing_until_the_row_expires(
-    store: MemorySchedulerStore,
+    store: SchedulerStore,
 ) -> None:
     clock = FrozenClock()
     a, b = leader(store, clock, "a"), leader(store, clock, "b")
@@ -59,7 +61,7 @@ async def test_a_standby_acquires_nothing_until_the_row_expires(
 
 
 async def test_leadership_lost_is_logged_once_and_the_node_keeps_polling(
-    store: MemorySchedulerStore, caplog: pytest.LogCaptureFixture
+    store: SchedulerStore, caplog: pytest.LogCaptureFixture
 ) -> None:
     clock = FrozenClock()
     a, b = leader(store, clock, "a"), leader(store, clock, "b")
@@ -77,7 +79,7 @@ async def test_leadership_lost_is_logged_once_and_the_node_keeps_polling(
 
 
 async def test_release_deletes_the_row_so_a_standby_promotes_on_its_next_round(
-    store: MemorySchedulerStore,
+    store: SchedulerStore,
 ) -> None:
     clock = FrozenClock()
     a, b = leader(store, clock, "a"), leader(store, clock, "b")
@@ -88,7 +90,7 @@ async def test_release_deletes_the_row_so_a_standby_promotes_on_its_next_round(
 
 
 async def test_releasing_a_lease_another_node_holds_leaves_it_alone(
-    store: MemorySchedulerStore,
+    store: SchedulerStore,
 ) -> None:
     clock = FrozenClock()
     a, b = leader(store, clock, "a"), leader(store, clock, "b")

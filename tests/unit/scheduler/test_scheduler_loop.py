@@ -10,9 +10,9 @@ import pytest
 from digest_tasks import digest_task
 
 from ferry._clock import FrozenClock
-from ferry._scheduler import MemorySchedulerStore, Scheduler
+from ferry._scheduler import Scheduler
 from ferry.drivers import MemoryJobDriver
-from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, RunFilter
+from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, RunFilter, SchedulerStore
 from ferry.errors import FerryError
 
 START = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -41,8 +41,8 @@ def clock() -> FrozenClock:
 
 
 @pytest.fixture
-def store() -> MemorySchedulerStore:
-    return MemorySchedulerStore()
+def store(driver: GatedDriver) -> SchedulerStore:
+    return driver.scheduler
 
 
 @pytest.fixture
@@ -50,12 +50,12 @@ def driver(clock: FrozenClock) -> GatedDriver:
     return GatedDriver(clock)
 
 
-def scheduler(driver: GatedDriver, store: MemorySchedulerStore) -> Scheduler:
-    return Scheduler(driver=driver, store=store, tasks=[digest_task()], holder="node-a")
+def scheduler(driver: GatedDriver, store: SchedulerStore) -> Scheduler:
+    return Scheduler(driver=driver, tasks=[digest_task()], holder="node-a")
 
 
 async def test_two_rounds_never_overlap_in_one_process(
-    clock: FrozenClock, store: MemorySchedulerStore, driver: GatedDriver
+    clock: FrozenClock, store: SchedulerStore, driver: GatedDriver
 ) -> None:
     node = scheduler(driver, store)
     await node.run_round()  # first sight of the task
@@ -72,7 +72,7 @@ async def test_two_rounds_never_overlap_in_one_process(
 
 
 async def test_sigterm_finishes_the_round_in_flight_then_deletes_the_lease_row(
-    clock: FrozenClock, store: MemorySchedulerStore, driver: GatedDriver
+    clock: FrozenClock, store: SchedulerStore, driver: GatedDriver
 ) -> None:
     node = scheduler(driver, store)
     running = asyncio.create_task(node.run())
@@ -94,7 +94,7 @@ async def test_sigterm_finishes_the_round_in_flight_then_deletes_the_lease_row(
 
 
 async def test_a_round_asked_for_while_draining_is_refused_with_x_draining(
-    store: MemorySchedulerStore, driver: GatedDriver
+    store: SchedulerStore, driver: GatedDriver
 ) -> None:
     node = scheduler(driver, store)
     node.drain()
@@ -105,10 +105,10 @@ async def test_a_round_asked_for_while_draining_is_refused_with_x_draining(
 
 
 async def test_a_standby_round_returns_nothing_and_enqueues_nothing(
-    clock: FrozenClock, store: MemorySchedulerStore, driver: GatedDriver
+    clock: FrozenClock, store: SchedulerStore, driver: GatedDriver
 ) -> None:
     leader = scheduler(driver, store)
-    standby = Scheduler(driver=driver, store=store, tasks=[digest_task()], holder="node-b")
+    standby = Scheduler(driver=driver, tasks=[digest_task()], holder="node-b")
     await leader.run_round()
     clock.set(FIRST_3AM - 1_000)
     await leader.run_round()
@@ -119,9 +119,9 @@ async def test_a_standby_round_returns_nothing_and_enqueues_nothing(
 
 @pytest.mark.parametrize(("tick_ms", "lease_ms"), [(1_000, 1_000), (0, 30_000), (5_000, 2_000)])
 def test_a_lease_that_does_not_outlast_a_tick_is_refused(
-    store: MemorySchedulerStore, driver: GatedDriver, tick_ms: int, lease_ms: int
+    store: SchedulerStore, driver: GatedDriver, tick_ms: int, lease_ms: int
 ) -> None:
     with pytest.raises(FerryError) as caught:
-        Scheduler(driver=driver, store=store, tasks=[], tick_ms=tick_ms, lease_ms=lease_ms)
+        Scheduler(driver=driver, tasks=[], tick_ms=tick_ms, lease_ms=lease_ms)
     assert caught.value.code == "X_INVARIANT"
     assert f"lease {lease_ms} ms" in caught.value.message

@@ -10,7 +10,7 @@ from prometheus_client import CollectorRegistry
 
 from ferry._clock import FrozenClock
 from ferry._metrics import SchedulerMetrics
-from ferry._scheduler import MemorySchedulerStore, Scheduler
+from ferry._scheduler import Scheduler
 from ferry.drivers import MemoryJobDriver
 
 START = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -24,8 +24,8 @@ def clock() -> FrozenClock:
 
 
 @pytest.fixture
-def store() -> MemorySchedulerStore:
-    return MemorySchedulerStore()
+def driver(clock: FrozenClock) -> MemoryJobDriver:
+    return MemoryJobDriver(clock=clock)
 
 
 @dataclass
@@ -42,12 +42,11 @@ class Node:
         return self.registry.get_sample_value("job_scheduler_dispatches_total", {"task": task})
 
 
-def node(clock: FrozenClock, store: MemorySchedulerStore, holder: str) -> Node:
+def node(driver: MemoryJobDriver, holder: str) -> Node:
     """A scheduler with its own registry, as each process has, firing an hourly task."""
     metrics = SchedulerMetrics(CollectorRegistry())
     scheduler = Scheduler(
-        driver=MemoryJobDriver(clock=clock),
-        store=store,
+        driver=driver,
         tasks=[digest_task("0 * * * *", catch_up="run-all", name="hourly")],
         lease_ms=LEASE_MS,
         holder=holder,
@@ -57,9 +56,9 @@ def node(clock: FrozenClock, store: MemorySchedulerStore, holder: str) -> Node:
 
 
 async def test_the_leader_gauge_is_1_on_the_lease_holder_and_0_on_the_standby(
-    clock: FrozenClock, store: MemorySchedulerStore
+    clock: FrozenClock, driver: MemoryJobDriver
 ) -> None:
-    a, b = node(clock, store, "a"), node(clock, store, "b")
+    a, b = node(driver, "a"), node(driver, "b")
     assert (a.leader_gauge(), b.leader_gauge()) == (0.0, 0.0), "no round yet: nobody leads"
     await a.scheduler.run_round()
     await b.scheduler.run_round()
@@ -71,11 +70,11 @@ async def test_the_leader_gauge_is_1_on_the_lease_holder_and_0_on_the_standby(
 
 
 async def test_a_leader_whose_renewals_stop_reports_0_once_its_lease_has_expired(
-    clock: FrozenClock, store: MemorySchedulerStore
+    clock: FrozenClock, driver: MemoryJobDriver
 ) -> None:
     """No round lands (the database is down): the lease lapses by its TTL, and so does the
     node's claim to lead, before it can even ask again."""
-    a = node(clock, store, "a")
+    a = node(driver, "a")
     await a.scheduler.run_round()
     clock.advance(LEASE_MS / 1000 - 0.001)
     assert a.leader_gauge() == 1.0
@@ -84,9 +83,9 @@ async def test_a_leader_whose_renewals_stop_reports_0_once_its_lease_has_expired
 
 
 async def test_every_dispatched_occurrence_is_counted_per_task_from_zero(
-    clock: FrozenClock, store: MemorySchedulerStore
+    clock: FrozenClock, driver: MemoryJobDriver
 ) -> None:
-    a, b = node(clock, store, "a"), node(clock, store, "b")
+    a, b = node(driver, "a"), node(driver, "b")
     assert (a.dispatches(), b.dispatches()) == (0.0, 0.0), "present before the first fire"
     await a.scheduler.run_round()  # first sight of the task: nothing due yet
     clock.advance(3 * HOUR_MS / 1000)  # run-all: three hourly occurrences due

@@ -1,27 +1,24 @@
-"""``BackfillLedger`` in memory: checkpoints by key, fenced on the run's holder."""
+"""Backfill checkpoints in one process, fenced on the run's holder."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from ferry.drivers.protocol import BackfillCheckpoint
 
-if TYPE_CHECKING:
-    from ferry.drivers._memory.driver import MemoryJobDriver
-
 
 class MemoryBackfillLedger:
-    """Backfill checkpoints in this process."""
+    """The ``BackfillLedger`` of the memory driver; ``holds`` is the driver's lease fence."""
 
-    def __init__(self, driver: MemoryJobDriver) -> None:
-        self._driver = driver
+    def __init__(self, holds: Callable[[str, str], bool]) -> None:
+        self._holds = holds
         self._checkpoints: dict[str, BackfillCheckpoint] = {}
 
     async def load(self, key: str) -> BackfillCheckpoint | None:
         return self._checkpoints.get(key)
 
     async def save(self, checkpoint: BackfillCheckpoint, *, job_id: str, worker_id: str) -> bool:
-        if self._driver._held(job_id, worker_id) is None:
+        if not self._holds(job_id, worker_id):
             return False
         self._checkpoints[checkpoint.key] = checkpoint
         return True

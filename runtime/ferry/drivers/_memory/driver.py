@@ -8,14 +8,18 @@ transaction, so an enqueue that asks to is refused rather than silently not join
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from ferry._clock import Clock, SystemClock
 from ferry.drivers._memory.backfills import MemoryBackfillLedger
-from ferry.drivers._refusals import run_in_wrong_state, run_not_found
+from ferry.drivers._memory.introspect import MemoryIntrospection
+from ferry.drivers._memory.leases import MemoryLeaseStore
+from ferry.drivers._memory.outbox import MemoryOutbox
+from ferry.drivers._memory.runs import Run, Runs
+from ferry.drivers._memory.scheduler import MemorySchedulerStore
+from ferry.drivers._memory.steps import MemoryStepStore
+from ferry.drivers._memory.wake import MemoryWake
+from ferry.drivers._memory.webhooks import MemoryWebhookLedger
 from ferry.drivers.protocol import (
     JOB_STATES,
     AckOptions,
@@ -23,89 +27,38 @@ from ferry.drivers.protocol import (
     ClaimOptions,
     EnqueueRequest,
     EnqueueResult,
-    HeartbeatOptions,
-    JobError,
     JobState,
-    JsonValue,
-    NackOptions,
-    Progress,
+    PruneReport,
     QueueStats,
-    RunDetail,
-    RunFilter,
-    RunSummary,
-    StepRecord,
+    Renewal,
+    RenewalAnswer,
+    RetentionPolicy,
+    Settle,
+)
+from ferry.drivers.settle import (
+    CANCELLED_BY_OPERATOR,
+    SingleRunCalls,
+    first_of_each,
+    transition,
+    with_cancel_request,
 )
 from ferry.errors import FerryError
 
-_CLAIMABLE: frozenset[JobState] = frozenset({"queued", "sleeping"})
-_NACK_STATE: Mapping[str, JobState] = {
-    "retry": "queued",
-    "dead": "dead",
-    "interrupted": "queued",
-    "sleep": "sleeping",
-    "deferred": "queued",
-    "cancelled": "cancelled",
-}
-_UNCOUNTED = frozenset({"interrupted", "sleep", "deferred"})
-_CANCELLED = JobError("X_CANCELLED", "cancelled by an operator")
 
-
-@dataclass
-class _Run:
-    id: str
-    seq: int
-    name: str
-    queue: str
-    payload: JsonValue
-    idempotency_key: str
-    max_attempts: int
-    run_at_ms: int
-    tenant: str | None
-    actor: str | None
-    concurrency_key: str | None
-    priority: int
-    created_at_ms: int
-    updated_at_ms: int
-    state: JobState = "queued"
-    attempts: int = 0
-    locked_by: str | None = None
-    lease_expires_at_ms: int | None = None
-    last_error: JobError | None = None
-    result: JsonValue = None
-    progress: Progress | None = None
-    finished_at_ms: int | None = None
-    cancel_requested_at_ms: int | None = None
-
-    def summary(self) -> RunSummary:
-        return RunSummary(
-            id=self.id,
-            name=self.name,
-            queue=self.queue,
-            state=self.state,
-            attempts=self.attempts,
-            max_attempts=self.max_attempts,
-            tenant=self.tenant,
-            run_at_ms=self.run_at_ms,
-            created_at_ms=self.created_at_ms,
-            updated_at_ms=self.updated_at_ms,
-            last_error=self.last_error,
-        )
-
-
-class MemoryJobDriver:
-    """All runs, steps, slots and paused queues in this process."""
+class MemoryJobDriver(SingleRunCalls):
+    """All runs, steps, slots, scheduler rows, outbox entries and ledgers in this process."""
 
     def __init__(self, *, clock: Clock | None = None) -> None:
         self._clock: Clock = clock or SystemClock()
-        self._runs: dict[str, _Run] = {}
-        self._by_key: dict[str, str] = {}
-        self._ids = itertools.count(1)
-        self._paused: set[str] = set()
+        self._runs = Runs()
         self._closed = False
-        self._steps = MemoryStepStore(self)
+        self._steps = MemoryStepStore(self._holds)
         self._leases = MemoryLeaseStore(self._clock)
-        self._backfills = MemoryBackfillLedger(self)
-        self._introspect = MemoryIntrospection(self)
+        self._backfills = MemoryBackfillLedger(self._holds)
+        self._introspect = MemoryIntrospection(self._runs, self._steps, self._clock)
+        self._scheduler = MemorySchedulerStore()
+        self._outbox = MemoryOutbox(self._clock)
+        self._webhooks = MemoryWebhookLedger()
         self._wake = MemoryWake()
 
     @property
@@ -121,10 +74,6 @@ class MemoryJobDriver:
         return self._steps
 
     @property
-    def backfills(self) -> MemoryBackfillLedger:
-        return self._backfills
-
-    @property
     def leases(self) -> MemoryLeaseStore:
         return self._leases
 
@@ -132,13 +81,27 @@ class MemoryJobDriver:
     def introspect(self) -> MemoryIntrospection:
         return self._introspect
 
+    @property
+    def scheduler(self) -> MemorySchedulerStore:
+        return self._scheduler
+
+    @property
+    def outbox(self) -> MemoryOutbox:
+        return self._outbox
+
+    @property
+    def webhooks(self) -> MemoryWebhookLedger:
+        return self._webhooks
+
+    @property
+    def backfills(self) -> MemoryBackfillLedger:
+        return self._backfills
+
     def wake(self) -> MemoryWake:
         return self._wake
 
     async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
-        result = self._enqueue(request)
-        self._wake.notify()
-        return result
+        return (await self.enqueue_many([request]))[0]
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         results = [self._enqueue(request) for request in requests]
@@ -155,12 +118,12 @@ class MemoryJobDriver:
                 "use postgres_job_driver() for transactional enqueue; in tests, run the "
                 "harness on Postgres, or enqueue without connection=",
             )
-        existing = self._by_key.get(request.idempotency_key)
+        existing = self._runs.by_key.get(request.idempotency_key)
         if existing is not None:
             return EnqueueResult(existing, deduplicated=True)
         now = self._clock.now_ms()
-        seq = next(self._ids)
-        run = _Run(
+        seq = next(self._runs.ids)
+        run = Run(
             id=str(seq),
             seq=seq,
             name=request.name,
@@ -176,8 +139,8 @@ class MemoryJobDriver:
             created_at_ms=now,
             updated_at_ms=now,
         )
-        self._runs[run.id] = run
-        self._by_key[run.idempotency_key] = run.id
+        self._runs.by_id[run.id] = run
+        self._runs.by_key[run.idempotency_key] = run.id
         return EnqueueResult(run.id, deduplicated=False)
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
@@ -185,101 +148,148 @@ class MemoryJobDriver:
         now = self._clock.now_ms()
         queues = set(options.queues) if options.queues is not None else None
         names = set(options.names) if options.names is not None else None
-        due = [
-            run
-            for run in self._runs.values()
-            if _claimable(run, now)
-            and run.queue not in self._paused
-            and (queues is None or run.queue in queues)
-            and (names is None or run.name in names)
-        ]
-        due.sort(key=lambda r: (-r.priority, r.run_at_ms, r.seq))
-        claimed = []
-        for run in due[: options.limit]:
+        due = sorted(
+            (
+                run
+                for run in self._runs.by_id.values()
+                if run.due(now)
+                and run.queue not in self._runs.paused
+                and (queues is None or run.queue in queues)
+                and (names is None or run.name in names)
+            ),
+            key=lambda r: (-r.priority, r.run_at_ms, r.seq),
+        )
+        lease_until = now + options.lease_ms
+        claimed: list[ClaimedJob] = []
+        for run in due:
+            if len(claimed) >= options.limit:
+                break
+            limit = options.limits.get(run.name)
+            keyed = limit is not None and run.concurrency_key is not None
+            if keyed and not self._leases.take(
+                run.concurrency_key or "",
+                holder=run.id,
+                limit=limit or 0,
+                expires_at_ms=lease_until,
+            ):
+                continue  # its key is full: skipped, never claimed only to be deferred
             run.state = "running"
             run.attempts += 1
             run.locked_by = options.worker_id
-            run.lease_expires_at_ms = now + options.lease_ms
+            run.lease_expires_at_ms = lease_until
             run.updated_at_ms = now
-            claimed.append(_claimed(run))
+            claimed.append(run.claimed(slot_held=keyed))
         return claimed
 
-    async def ack(self, job_id: str, options: AckOptions) -> bool:
-        run = self._held(job_id, options.worker_id)
-        if run is None:
-            return False
+    async def settle_many(self, settles: Sequence[Settle]) -> list[bool]:
+        self._check_open()
         now = self._clock.now_ms()
-        run.state = "completed"
-        run.result = options.result
-        run.progress = options.progress or run.progress
-        run.finished_at_ms = now
-        self._release(run, now)
-        return True
+        landed = []
+        woke = False
+        for (job_id, settle), first in zip(
+            settles, first_of_each([job_id for job_id, _ in settles]), strict=True
+        ):
+            run = self._runs.by_id.get(job_id)
+            if not first or run is None or not run.held_by(settle.worker_id, now):
+                landed.append(False)
+                continue
+            planned = transition(settle)
+            outcome = with_cancel_request(
+                planned, cancel_requested=run.cancel_requested_at_ms is not None
+            )
+            run.state = outcome.state
+            if outcome.gives_back_attempt:
+                run.attempts -= 1
+            if isinstance(settle, AckOptions):
+                run.result = settle.result
+            else:
+                run.last_error = settle.error or run.last_error
+                run.run_at_ms = settle.run_at_ms if settle.run_at_ms is not None else now
+            if outcome is not planned:
+                run.last_error = CANCELLED_BY_OPERATOR
+            if outcome.finishes:
+                run.finished_at_ms = now
+            run.progress = settle.progress or run.progress
+            run.locked_by = run.lease_expires_at_ms = None
+            run.updated_at_ms = now
+            self._leases.release_holder(run.id)
+            woke = woke or (run.state == "queued" and run.run_at_ms <= now)
+            landed.append(True)
+        if woke:
+            self._wake.notify()
+        return landed
 
-    async def nack(self, job_id: str, options: NackOptions) -> bool:
-        run = self._held(job_id, options.worker_id)
-        if run is None:
-            return False
+    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+        self._check_open()
         now = self._clock.now_ms()
-        run.state = _NACK_STATE[options.outcome]
-        if options.outcome in _UNCOUNTED:
-            run.attempts -= 1
-        if options.error is not None:
-            run.last_error = options.error
-        if run.cancel_requested_at_ms is not None and run.state in _CLAIMABLE:
-            # An operator asked to cancel it while it ran: it never goes back to the queue.
-            run.state, run.last_error = "cancelled", _CANCELLED
-        run.progress = options.progress or run.progress
-        run.run_at_ms = options.run_at_ms if options.run_at_ms is not None else now
-        if run.state in ("dead", "cancelled"):
-            run.finished_at_ms = now
-        self._release(run, now)
-        return True
-
-    async def heartbeat(self, job_id: str, options: HeartbeatOptions) -> bool:
-        run = self._held(job_id, options.worker_id)
-        if run is None:
-            return False
-        now = self._clock.now_ms()
-        run.lease_expires_at_ms = now + options.lease_ms
-        run.progress = options.progress or run.progress
-        run.updated_at_ms = now
-        self._leases.extend_holder(run.id, now + options.lease_ms)
-        if run.cancel_requested_at_ms is not None and options.on_cancel_requested is not None:
-            options.on_cancel_requested()
-        return True
+        answers = []
+        for job_id, options in renewals:
+            run = self._runs.by_id.get(job_id)
+            if run is None or not run.held_by(options.worker_id, now):
+                answers.append(RenewalAnswer(landed=False))
+                continue
+            run.lease_expires_at_ms = now + options.lease_ms
+            run.progress = options.progress or run.progress
+            run.updated_at_ms = now
+            self._leases.extend_holder(run.id, now + options.lease_ms)
+            answers.append(RenewalAnswer(True, run.cancel_requested_at_ms is not None))
+        return answers
 
     async def stats(self) -> list[QueueStats]:
         counts: dict[str, dict[JobState, int]] = {}
-        for run in self._runs.values():
+        for run in self._runs.by_id.values():
             per_queue = counts.setdefault(run.queue, dict.fromkeys(JOB_STATES, 0))
             per_queue[run.state] += 1
-        for queue in self._paused:
+        for queue in self._runs.paused:
             counts.setdefault(queue, dict.fromkeys(JOB_STATES, 0))
         return [
-            QueueStats(queue, state_counts, queue in self._paused)
+            QueueStats(queue, state_counts, queue in self._runs.paused)
             for queue, state_counts in sorted(counts.items())
         ]
+
+    async def prune(self, policy: RetentionPolicy) -> PruneReport:
+        now = self._clock.now_ms()
+        completed = dead = 0
+        for run in list(self._runs.by_id.values()):
+            retention = {
+                "completed": policy.completed_ms,
+                "cancelled": policy.completed_ms,
+                "dead": policy.dead_ms,
+            }.get(run.state)
+            finished = run.finished_at_ms
+            if retention is None or finished is None or finished >= now - retention:
+                continue
+            self._runs.forget(run)
+            self._steps.forget(run.id)
+            if run.state == "dead":
+                dead += 1
+            else:
+                completed += 1
+        outbox = (
+            self._outbox.prune(now - policy.published_outbox_ms)
+            if policy.published_outbox_ms is not None
+            else 0
+        )
+        attempts = (
+            self._webhooks.prune(now - policy.webhook_attempts_ms)
+            if policy.webhook_attempts_ms is not None
+            else 0
+        )
+        return PruneReport(
+            completed=completed,
+            dead=dead,
+            slots=self._leases.prune_expired(),
+            outbox=outbox,
+            webhook_attempts=attempts,
+        )
 
     async def close(self) -> None:
         self._closed = True
 
-    def _held(self, job_id: str, worker_id: str) -> _Run | None:
-        """The run if ``worker_id`` still holds an unexpired lease on it (the fence)."""
-        run = self._runs.get(job_id)
-        if run is None or run.state != "running" or run.locked_by != worker_id:
-            return None
-        if run.lease_expires_at_ms is not None and run.lease_expires_at_ms <= (
-            self._clock.now_ms()
-        ):
-            return None
-        return run
-
-    def _release(self, run: _Run, now: int) -> None:
-        run.locked_by = None
-        run.lease_expires_at_ms = None
-        run.updated_at_ms = now
-        self._leases.release_holder(run.id)
+    def _holds(self, job_id: str, worker_id: str) -> bool:
+        """The lease fence, for the stores that write under a run (steps, backfills)."""
+        run = self._runs.by_id.get(job_id)
+        return run is not None and run.held_by(worker_id, self._clock.now_ms())
 
     def _check_open(self) -> None:
         if self._closed:
@@ -288,215 +298,6 @@ class MemoryJobDriver:
                 "the memory job driver was used after close()",
                 "create a new driver, or close it only at shutdown",
             )
-
-
-class MemoryWake:
-    """Wake-ups within the process: an enqueue sets an event every waiter shares."""
-
-    def __init__(self) -> None:
-        self._event = asyncio.Event()
-
-    @property
-    def healthy(self) -> bool:
-        return True
-
-    @property
-    def idle_poll_ms(self) -> int:
-        return 5_000
-
-    def notify(self) -> None:
-        self._event.set()
-
-    async def wait(self, timeout_ms: int) -> bool:
-        try:
-            await asyncio.wait_for(self._event.wait(), timeout_ms / 1000)
-        except TimeoutError:
-            return False
-        self._event.clear()
-        return True
-
-    async def close(self) -> None:
-        self._event.set()
-
-
-class MemoryStepStore:
-    """Step records per run, fenced on the worker holding the run."""
-
-    def __init__(self, driver: MemoryJobDriver) -> None:
-        self._driver = driver
-        self._records: dict[str, dict[str, StepRecord]] = {}
-
-    async def load(self, job_id: str) -> Mapping[str, StepRecord]:
-        return dict(self._records.get(job_id, {}))
-
-    async def record(self, job_id: str, step: StepRecord, *, worker_id: str) -> bool:
-        if self._driver._held(job_id, worker_id) is None:
-            return False
-        self._records.setdefault(job_id, {}).setdefault(step.name, step)
-        return True
-
-    def for_run(self, job_id: str) -> list[StepRecord]:
-        return sorted(self._records.get(job_id, {}).values(), key=lambda s: s.started_at_ms)
-
-
-class MemoryLeaseStore:
-    """Concurrency slots: key -> holder -> expiry."""
-
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
-        self._slots: dict[str, dict[str, int]] = {}
-
-    async def acquire(self, key: str, *, holder: str, limit: int, ttl_ms: int) -> bool:
-        now = self._clock.now_ms()
-        slots = self._live(key, now)
-        if holder not in slots and len(slots) >= limit:
-            return False
-        slots[holder] = now + ttl_ms
-        self._slots[key] = slots
-        return True
-
-    async def release(self, key: str, *, holder: str) -> None:
-        self._slots.get(key, {}).pop(holder, None)
-
-    async def holders(self, key: str) -> Sequence[str]:
-        return sorted(self._live(key, self._clock.now_ms()))
-
-    def release_holder(self, holder: str) -> None:
-        """Give back every slot ``holder`` holds (a settled run's key and caps)."""
-        for slots in self._slots.values():
-            slots.pop(holder, None)
-
-    def extend_holder(self, holder: str, expires_at_ms: int) -> None:
-        """Extend every slot ``holder`` holds to ``expires_at_ms``."""
-        for slots in self._slots.values():
-            if holder in slots:
-                slots[holder] = expires_at_ms
-
-    def _live(self, key: str, now: int) -> dict[str, int]:
-        return {h: exp for h, exp in self._slots.get(key, {}).items() if exp > now}
-
-
-class MemoryIntrospection:
-    """``JobIntrospection`` over the memory driver's runs."""
-
-    def __init__(self, driver: MemoryJobDriver) -> None:
-        self._driver = driver
-
-    async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
-        f = run_filter
-        before = int(f.before_id) if f.before_id is not None else None
-        now = self._driver.clock.now_ms()
-        runs = [
-            run
-            for run in sorted(self._driver._runs.values(), key=lambda r: -r.seq)
-            if (f.queue is None or run.queue == f.queue)
-            and (f.name is None or run.name == f.name)
-            and (f.state is None or run.state == f.state)
-            and (f.tenant is None or run.tenant == f.tenant)
-            and (f.created_after_ms is None or run.created_at_ms > f.created_after_ms)
-            and (f.created_before_ms is None or run.created_at_ms < f.created_before_ms)
-            and (before is None or run.seq < before)
-            and (not f.lease_expired or _lease_lapsed(run, now))
-        ]
-        return [run.summary() for run in runs[: f.limit]]
-
-    async def get_run(self, job_id: str) -> RunDetail | None:
-        run = self._driver._runs.get(job_id)
-        if run is None:
-            return None
-        return RunDetail(
-            summary=run.summary(),
-            payload=run.payload,
-            idempotency_key=run.idempotency_key,
-            actor=run.actor,
-            concurrency_key=run.concurrency_key,
-            locked_by=run.locked_by,
-            lease_expires_at_ms=run.lease_expires_at_ms,
-            result=run.result,
-            progress=run.progress,
-            finished_at_ms=run.finished_at_ms,
-            steps=tuple(self._driver.steps.for_run(job_id)),
-            cancel_requested_at_ms=run.cancel_requested_at_ms,
-        )
-
-    async def retry_run(self, job_id: str) -> None:
-        run = self._existing(job_id)
-        if run.state not in ("dead", "cancelled"):
-            raise _wrong_state(run, "retried", "dead or cancelled")
-        now = self._driver.clock.now_ms()
-        run.state, run.attempts, run.run_at_ms = "queued", 0, now
-        run.finished_at_ms, run.updated_at_ms = None, now
-        run.cancel_requested_at_ms = None
-
-    async def cancel_run(self, job_id: str) -> JobState:
-        run = self._existing(job_id)
-        now = self._driver.clock.now_ms()
-        if run.state == "running":
-            run.cancel_requested_at_ms = run.cancel_requested_at_ms or now
-            run.updated_at_ms = now
-            return run.state
-        if run.state not in _CLAIMABLE:
-            raise _wrong_state(run, "cancelled", "queued, sleeping or running")
-        run.state, run.finished_at_ms, run.updated_at_ms = "cancelled", now, now
-        run.last_error = _CANCELLED
-        return run.state
-
-    async def throughput(self, since_ms: int) -> Mapping[str, int]:
-        completed: dict[str, int] = {}
-        for run in self._driver._runs.values():
-            if run.state == "completed" and (run.finished_at_ms or 0) > since_ms:
-                completed[run.queue] = completed.get(run.queue, 0) + 1
-        return completed
-
-    async def pause_queue(self, queue: str) -> None:
-        self._driver._paused.add(queue)
-
-    async def resume_queue(self, queue: str) -> None:
-        self._driver._paused.discard(queue)
-
-    def _existing(self, job_id: str) -> _Run:
-        run = self._driver._runs.get(job_id)
-        if run is None:
-            raise run_not_found(job_id)
-        return run
-
-
-def _claimable(run: _Run, now: int) -> bool:
-    if run.state in _CLAIMABLE:
-        return run.run_at_ms <= now
-    return _lease_lapsed(run, now)
-
-
-def _lease_lapsed(run: _Run, now: int) -> bool:
-    """A running run whose holder stopped renewing: a stuck lease until it is reclaimed."""
-    return (
-        run.state == "running"
-        and run.lease_expires_at_ms is not None
-        and run.lease_expires_at_ms <= now
-    )
-
-
-def _claimed(run: _Run) -> ClaimedJob:
-    assert run.lease_expires_at_ms is not None
-    return ClaimedJob(
-        id=run.id,
-        name=run.name,
-        queue=run.queue,
-        payload=run.payload,
-        idempotency_key=run.idempotency_key,
-        attempt=run.attempts,
-        max_attempts=run.max_attempts,
-        tenant=run.tenant,
-        actor=run.actor,
-        concurrency_key=run.concurrency_key,
-        run_at_ms=run.run_at_ms,
-        created_at_ms=run.created_at_ms,
-        lease_expires_at_ms=run.lease_expires_at_ms,
-    )
-
-
-def _wrong_state(run: _Run, action: str, allowed: str) -> FerryError:
-    return run_in_wrong_state(run.id, run.name, run.state, action, allowed)
 
 
 def memory_job_driver(*, clock: Clock | None = None) -> MemoryJobDriver:

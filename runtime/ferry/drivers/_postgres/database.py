@@ -1,7 +1,8 @@
-"""The driver's way into PostgreSQL: a pool opened and migrated on first use.
+"""The driver's way into PostgreSQL: one pool, migrated on first use, and one LISTEN session.
 
-Given a DSN, the driver creates the pool and closes it; given a pool, it borrows it and
-never closes it. Nothing connects until the first call, so building a driver at import
+Every store of a driver (runs, steps, slots, scheduler, outbox, ledgers) runs on this one
+pool. Given a DSN, the driver creates the pool and closes it; given a pool, it borrows it
+and never closes it. Nothing connects until the first call, so building a driver at import
 time (``set_job_driver(postgres_job_driver(dsn))``) costs nothing.
 """
 
@@ -28,9 +29,9 @@ ListenConnection: TypeAlias = (
 )
 
 
-def wake_application_name(channel: str) -> str:
+def wake_application_name(schema: str) -> str:
     """``application_name`` of the LISTEN session a driver opens itself (``pg_stat_activity``)."""
-    return f"ferry-wake:{channel}"
+    return f"ferry-wake:{schema}"
 
 
 class Database:
@@ -73,7 +74,7 @@ class Database:
     def listen_session(self) -> AbstractAsyncContextManager[ListenConnection]:
         """A connection to LISTEN on: a dedicated one for a DSN, a borrowed one for a pool."""
         if isinstance(self._target, str):
-            return _dedicated_connection(self._target, self.queries.channel)
+            return _dedicated_connection(self._target, self.queries.schema)
         return self._target.acquire()
 
     def check_open(self) -> None:
@@ -118,9 +119,9 @@ async def _keep_session(connection: asyncpg.Connection[asyncpg.Record]) -> None:
 
 
 @asynccontextmanager
-async def _dedicated_connection(dsn: str, channel: str) -> AsyncIterator[ListenConnection]:
+async def _dedicated_connection(dsn: str, schema: str) -> AsyncIterator[ListenConnection]:
     connection = await asyncpg.connect(
-        dsn, server_settings={"application_name": wake_application_name(channel)}
+        dsn, server_settings={"application_name": wake_application_name(schema)}
     )
     try:
         yield connection

@@ -1,19 +1,20 @@
 """``postgres_job_driver()``: the durable ``JobDriver``, one statement per operation.
 
-Enqueue, claim, each settle and each heartbeat are one round trip, whatever the batch
-size; instants come from the driver's clock as parameters, never from the server's
-``now()``. Read the statements themselves in ``sql/queries``.
+Enqueue, claim, a batch of settles and a batch of renewals are each one round trip,
+whatever the batch size; instants come from the driver's clock as parameters, never from
+the server's ``now()``. One pool serves every store and one LISTEN session every channel.
+Read the statements themselves in ``sql/queries``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 import asyncpg
 
+from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
-from ferry._duration import Duration, to_ms
 from ferry.drivers._postgres.backfills import PostgresBackfillLedger
 from ferry.drivers._postgres.columns import (
     from_json_text,
@@ -24,31 +25,27 @@ from ferry.drivers._postgres.columns import (
 from ferry.drivers._postgres.database import Database, Pool
 from ferry.drivers._postgres.introspect import PostgresIntrospection
 from ferry.drivers._postgres.leases import PostgresLeaseStore
+from ferry.drivers._postgres.outbox import PostgresOutbox
+from ferry.drivers._postgres.scheduler import PostgresSchedulerStore
 from ferry.drivers._postgres.steps import PostgresStepStore
-from ferry.drivers._postgres.wake import QueueWake
+from ferry.drivers._postgres.wake import ChannelWake, Listener
+from ferry.drivers._postgres.webhooks import PostgresWebhookLedger
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
     ClaimOptions,
     EnqueueRequest,
     EnqueueResult,
-    HeartbeatOptions,
-    JobState,
     NackOptions,
-    NackOutcome,
+    PruneReport,
     QueueStats,
+    Renewal,
+    RenewalAnswer,
+    RetentionPolicy,
+    Settle,
 )
+from ferry.drivers.settle import CANCELLED_BY_OPERATOR, SingleRunCalls, first_of_each, transition
 from ferry.errors import FerryError
-
-_NACK_STATE: Mapping[NackOutcome, JobState] = {
-    "retry": "queued",
-    "dead": "dead",
-    "interrupted": "queued",
-    "sleep": "sleeping",
-    "deferred": "queued",
-    "cancelled": "cancelled",
-}
-_UNCOUNTED: frozenset[NackOutcome] = frozenset({"interrupted", "sleep", "deferred"})
 
 
 class _Fetches(Protocol):
@@ -57,8 +54,8 @@ class _Fetches(Protocol):
     async def fetch(self, query: str, *args: object) -> list[asyncpg.Record]: ...
 
 
-class PostgresJobDriver:
-    """Runs, steps, slots and paused queues in one PostgreSQL schema."""
+class PostgresJobDriver(SingleRunCalls):
+    """Every stored thing of ferry in one PostgreSQL schema, over one pool."""
 
     def __init__(
         self,
@@ -66,17 +63,21 @@ class PostgresJobDriver:
         *,
         schema: str,
         clock: Clock,
-        retain_completed: Duration,
         pool_max_size: int,
     ) -> None:
         self._clock = clock
-        self._retain_completed_ms = to_ms(retain_completed, what="retain_completed")
         self._db = Database(target, schema=schema, clock=clock, pool_max_size=pool_max_size)
+        queries = self._db.queries
+        self._listener = Listener(
+            self._db.listen_session, [queries.channel, queries.outbox_channel], clock=clock
+        )
         self._steps = PostgresStepStore(self._db)
         self._leases = PostgresLeaseStore(self._db)
         self._backfills = PostgresBackfillLedger(self._db)
         self._introspect = PostgresIntrospection(self._db)
-        self._wake: QueueWake | None = None
+        self._scheduler = PostgresSchedulerStore(self._db)
+        self._outbox = PostgresOutbox(self._db, lambda: self._channel(queries.outbox_channel))
+        self._webhooks = PostgresWebhookLedger(self._db)
 
     @property
     def name(self) -> str:
@@ -107,6 +108,18 @@ class PostgresJobDriver:
     def introspect(self) -> PostgresIntrospection:
         return self._introspect
 
+    @property
+    def scheduler(self) -> PostgresSchedulerStore:
+        return self._scheduler
+
+    @property
+    def outbox(self) -> PostgresOutbox:
+        return self._outbox
+
+    @property
+    def webhooks(self) -> PostgresWebhookLedger:
+        return self._webhooks
+
     async def open(self) -> None:
         """Connect and apply pending migrations; every other method does this first."""
         await self._db.open()
@@ -115,16 +128,13 @@ class PostgresJobDriver:
         """Apply pending migrations now; answers the versions this call applied."""
         return await self._db.migrate()
 
-    def wake(self) -> QueueWake:
-        """This driver's one LISTEN session on its schema's channel, listening once called
-        (again after a ``close`` of the wake, e.g. by a worker that stopped and restarts)."""
+    def wake(self) -> ChannelWake:
+        """This driver's one LISTEN session, on the runs channel; listening once called."""
+        return self._channel(self._db.queries.channel)
+
+    def _channel(self, channel: str) -> ChannelWake:
         self._db.check_open()
-        if self._wake is None:
-            self._wake = QueueWake(
-                self._db.listen_session, self._db.queries.channel, clock=self._clock
-            )
-        self._wake.start()
-        return self._wake
+        return self._listener.wake(channel)
 
     async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
         return (await self.enqueue_many([request]))[0]
@@ -158,107 +168,102 @@ class PostgresJobDriver:
         ]
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
-        return await self._claim("claim", options)
-
-    async def claim_within_limits(
-        self, options: ClaimOptions, limits: Mapping[str, int]
-    ) -> list[ClaimedJob]:
-        """``claim``, also taking each keyed run's slot of ``limits[name]`` in the statement.
-
-        Runs whose key is full are skipped, never claimed to be deferred (``worker_claim``).
-        """
-        return await self._claim("worker_claim", options, list(limits), list(limits.values()))
-
-    async def _claim(self, query: str, options: ClaimOptions, *extra: object) -> list[ClaimedJob]:
+        """One statement; with ``options.limits`` it also takes each keyed run's slot and
+        skips runs whose key is full (``worker_claim``), else the plain ``claim``."""
         pool = await self._db.pool()
         now = self._clock.now_ms()
+        limits = options.limits
         rows = await pool.fetch(
-            self._db.queries[query],
+            self._db.queries["worker_claim" if limits else "claim"],
             options.worker_id,
             now,
             now + options.lease_ms,
             max(options.limit, 0),
             list(options.queues) if options.queues is not None else None,
             list(options.names) if options.names is not None else None,
-            *extra,
+            *((list(limits), list(limits.values())) if limits else ()),
         )
         return [_claimed(row) for row in rows]
 
-    async def ack(self, job_id: str, options: AckOptions) -> bool:
-        return (await self.settle_many([(job_id, options)]))[0]
-
-    async def nack(self, job_id: str, options: NackOptions) -> bool:
-        return (await self.settle_many([(job_id, options)]))[0]
-
-    async def settle_many(
-        self, settles: Sequence[tuple[str, AckOptions | NackOptions]]
-    ) -> list[bool]:
-        """Ack and nack many attempts in one round trip; answers, in order, which landed."""
+    async def settle_many(self, settles: Sequence[Settle]) -> list[bool]:
         pool = await self._db.pool()
         pks = [run_pk(job_id) for job_id, _ in settles]
-        first: dict[int, int] = {}  # run -> its first settle; a repeat lands nowhere, as if
-        for index, pk in enumerate(pks):  # it were a second call after the first
-            if pk is not None:
-                first.setdefault(pk, index)
+        firsts = first_of_each([job_id for job_id, _ in settles])
+        sent = [
+            (pk, settle)
+            for pk, (_, settle), first in zip(pks, settles, firsts, strict=True)
+            if pk is not None and first
+        ]
         landed: set[int] = set()
-        if first:
+        if sent:
             now = self._clock.now_ms()
-            columns = _columns(_settle_row(pk, settles[i][1], now) for pk, i in first.items())
-            settled = await pool.fetch(self._db.queries["settle"], *columns, now)
+            columns = _columns(_settle_row(pk, settle, now) for pk, settle in sent)
+            settled = await pool.fetch(
+                self._db.queries["settle"],
+                *columns,
+                now,
+                CANCELLED_BY_OPERATOR.code,
+                CANCELLED_BY_OPERATOR.message,
+            )
             landed = {row["id"] for row in settled}
-        return [pk is not None and pk in landed and first[pk] == i for i, pk in enumerate(pks)]
+        return [
+            pk is not None and pk in landed and first for pk, first in zip(pks, firsts, strict=True)
+        ]
 
-    async def heartbeat(self, job_id: str, options: HeartbeatOptions) -> bool:
-        pk = run_pk(job_id)
+    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
         pool = await self._db.pool()
-        if pk is None:
-            return False
+        pks = [run_pk(job_id) for job_id, _ in renewals]
         now = self._clock.now_ms()
-        row = await pool.fetchrow(
-            self._db.queries["heartbeat"],
-            pk,
-            options.worker_id,
-            now,
-            now + options.lease_ms,
-            *progress_columns(options.progress),
-        )
-        assert row is not None
-        if row["cancel_requested"] and options.on_cancel_requested is not None:
-            options.on_cancel_requested()
-        return bool(row["landed"])
+        sent = [
+            (pk, options) for pk, (_, options) in zip(pks, renewals, strict=True) if pk is not None
+        ]
+        renewed: dict[int, bool] = {}
+        if sent:
+            columns = _columns(
+                (pk, o.worker_id, now + o.lease_ms, *progress_columns(o.progress)) for pk, o in sent
+            )
+            rows = await pool.fetch(self._db.queries["heartbeat"], *columns, now)
+            renewed = {row["id"]: row["cancel_requested"] for row in rows}
+        return [
+            RenewalAnswer(True, renewed[pk])
+            if pk is not None and pk in renewed
+            else RenewalAnswer(False)
+            for pk in pks
+        ]
 
     async def stats(self) -> list[QueueStats]:
         return await self._introspect.stats()
 
-    async def prune(self, *, batch: int = 1000) -> int:
-        """Delete completed and cancelled runs finished over ``retain_completed`` ago.
-
-        Deletes in batches of ``batch`` rows (short transactions, short locks) until a
-        batch comes back short; answers how many runs went. Dead runs stay: dead letters
-        are for people to read and retry. Idempotency keys dedupe only against rows still
-        here, so a key is free again once its run has been pruned.
-        """
-        if batch < 1:
-            raise FerryError(
-                "X_INVARIANT",
-                f"prune batch {batch} is not a positive number of rows",
-                "pass batch=1000 (the default) or another positive number",
-            )
+    async def prune(self, policy: RetentionPolicy) -> PruneReport:
+        """Delete in batches of ``policy.batch`` rows (short transactions, short locks)
+        until a batch comes back short. Idempotency keys dedupe only against rows still
+        here, so a key is free again once its run has been pruned."""
+        require_count(policy.batch, what="prune batch {}", fix="pass batch=1000 (the default)")
         pool = await self._db.pool()
         now = self._clock.now_ms()
-        cutoff = now - self._retain_completed_ms
-        pruned = 0
-        while True:
-            deleted: int = await pool.fetchval(self._db.queries["prune_jobs"], cutoff, batch)
-            pruned += deleted
-            if deleted < batch:
-                break
-        await pool.execute(self._db.queries["prune_lease_slots"], now)
-        return pruned
+
+        async def batches(query: str, retention_ms: int | None, *extra: object) -> int:
+            if retention_ms is None:
+                return 0
+            pruned = 0
+            while True:
+                deleted: int = await pool.fetchval(
+                    self._db.queries[query], now - retention_ms, policy.batch, *extra
+                )
+                pruned += deleted
+                if deleted < policy.batch:
+                    return pruned
+
+        return PruneReport(
+            completed=await batches("prune_jobs", policy.completed_ms, ["completed", "cancelled"]),
+            dead=await batches("prune_jobs", policy.dead_ms, ["dead"]),
+            slots=await pool.fetchval(self._db.queries["prune_lease_slots"], now),
+            outbox=await batches("outbox_prune", policy.published_outbox_ms),
+            webhook_attempts=await batches("prune_webhook_attempts", policy.webhook_attempts_ms),
+        )
 
     async def close(self) -> None:
-        if self._wake is not None:
-            await self._wake.close()
+        await self._listener.close()
         await self._db.close()
 
     async def _session_for(self, requests: Sequence[EnqueueRequest]) -> _Fetches:
@@ -306,27 +311,23 @@ def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
 
 
 def _settle_row(pk: int, settle: AckOptions | NackOptions, now: int) -> tuple[Any, ...]:
-    """One settle of run ``pk`` as the ``settle`` statement's array elements, in order."""
-    progress = progress_columns(settle.progress)
-    if isinstance(settle, AckOptions):
-        result = json_text(settle.result)
-        return (
-            pk,
-            settle.worker_id,
-            "completed",
-            0,
-            None,
-            result,
-            None,
-            None,
-            *progress,
-        )
-    error = settle.error
-    return (
+    """One settle of run ``pk`` as the ``settle`` statement's array elements, in order: the
+    decisions of ``ferry.drivers.settle`` and the values the run keeps."""
+    planned = transition(settle)
+    decided = (
         pk,
         settle.worker_id,
-        _NACK_STATE[settle.outcome],
-        1 if settle.outcome in _UNCOUNTED else 0,
+        planned.state,
+        1 if planned.gives_back_attempt else 0,
+        planned.requeues,
+        planned.finishes,
+    )
+    progress = progress_columns(settle.progress)
+    if isinstance(settle, AckOptions):
+        return (*decided, None, json_text(settle.result), None, None, *progress)
+    error = settle.error
+    return (
+        *decided,
         settle.run_at_ms if settle.run_at_ms is not None else now,
         None,
         error.code if error is not None else None,
@@ -359,7 +360,6 @@ def postgres_job_driver(
     *,
     schema: str = "ferry",
     clock: Clock | None = None,
-    retain_completed: Duration = "7d",
     pool_max_size: int = 10,
 ) -> PostgresJobDriver:
     """A driver on PostgreSQL; it connects and migrates on first use, not here.
@@ -371,6 +371,5 @@ def postgres_job_driver(
         dsn_or_pool,
         schema=schema,
         clock=clock or SystemClock(),
-        retain_completed=retain_completed,
         pool_max_size=pool_max_size,
     )

@@ -2,7 +2,8 @@
 
 The Python side calls a statement by its name, so a reviewer reads the claim query in
 one place. A file may use two placeholders, substituted once per schema: ``{schema}``
-(the quoted schema identifier) and ``{channel}`` (the NOTIFY channel as a SQL literal).
+(the quoted schema identifier), ``{channel}`` and ``{outbox_channel}`` (the NOTIFY channels
+of runs and of outbox entries, as SQL literals).
 Substitution is safe because ``checked_schema`` admits only ``[a-z0-9_]`` names.
 """
 
@@ -17,6 +18,8 @@ from ferry.errors import FerryError
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _CHANNEL_SUFFIX = "_jobs"
+_OUTBOX_CHANNEL_SUFFIX = "_outbox"
+_LONGEST_SUFFIX = max(len(_CHANNEL_SUFFIX), len(_OUTBOX_CHANNEL_SUFFIX))
 _MAX_IDENTIFIER = 63  # PostgreSQL's NAMEDATALEN - 1; a longer NOTIFY channel is refused
 
 
@@ -28,12 +31,13 @@ def checked_schema(schema: str) -> str:
             f"postgres schema name {schema!r} is not a plain lower-case identifier",
             'use letters a-z, digits and "_", starting with a letter or "_", e.g. schema="ferry"',
         )
-    if len(channel_for(schema)) > _MAX_IDENTIFIER:
+    if len(schema) + _LONGEST_SUFFIX > _MAX_IDENTIFIER:
         raise FerryError(
             "X_INVARIANT",
-            f"postgres schema name {schema!r} is too long for its notify channel "
-            f'"{channel_for(schema)}" ({_MAX_IDENTIFIER} characters at most)',
-            f"use a schema name of at most {_MAX_IDENTIFIER - len(_CHANNEL_SUFFIX)} characters",
+            f"postgres schema name {schema!r} is too long for its notify channels "
+            f'"{channel_for(schema)}" and "{outbox_channel_for(schema)}" '
+            f"({_MAX_IDENTIFIER} characters at most)",
+            f"use a schema name of at most {_MAX_IDENTIFIER - _LONGEST_SUFFIX} characters",
         )
     return schema
 
@@ -43,12 +47,18 @@ def channel_for(schema: str) -> str:
     return f"{schema}{_CHANNEL_SUFFIX}"
 
 
+def outbox_channel_for(schema: str) -> str:
+    """The LISTEN/NOTIFY channel that announces committed outbox entries of ``schema``."""
+    return f"{schema}{_OUTBOX_CHANNEL_SUFFIX}"
+
+
 class Queries:
     """The driver's statements rendered for one schema, by name."""
 
     def __init__(self, schema: str) -> None:
         self.schema = checked_schema(schema)
         self.channel = channel_for(schema)
+        self.outbox_channel = outbox_channel_for(schema)
         self._rendered = {name: self.render(text) for name, text in _sources().items()}
 
     def __getitem__(self, name: str) -> str:
@@ -56,7 +66,11 @@ class Queries:
 
     def render(self, sql: str) -> str:
         """``sql`` with this schema's identifier and channel substituted."""
-        return sql.replace("{schema}", f'"{self.schema}"').replace("{channel}", f"'{self.channel}'")
+        return (
+            sql.replace("{schema}", f'"{self.schema}"')
+            .replace("{outbox_channel}", f"'{self.outbox_channel}'")
+            .replace("{channel}", f"'{self.channel}'")
+        )
 
 
 @cache

@@ -1,8 +1,9 @@
-"""``QueueWake``: one LISTEN session per process, so an idle worker starts the moment a
-run is enqueued instead of at its next poll.
+"""One LISTEN session per driver, so an idle worker or relay starts the moment a row is
+committed instead of at its next poll.
 
-The enqueue statement carries ``pg_notify`` (delivered on commit, never on rollback);
-this session hears it and wakes every waiter. The wake is an accelerator, never the only
+The enqueue statement (and the outbox append) carries ``pg_notify``, delivered on commit and
+never on rollback; the driver's one session listens on every channel it has (the queue's
+and the outbox's) and wakes the waiters of each. The wake is an accelerator, never the only
 path: when the session drops, waiters keep polling while it reconnects in the background
 with capped exponential backoff, and the poll interval tightens until it is back.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 
 import asyncpg
@@ -24,7 +25,7 @@ from ferry.drivers._postgres.database import ListenConnection
 logger = logging.getLogger("ferry.drivers.postgres")
 
 IDLE_POLL_MAX_MS = 2_000
-"""How long an idle worker waits between polls when no wake is proven."""
+"""How long an idle waiter waits between polls when no wake is proven."""
 
 IDLE_POLL_MAX_WAKE_PROVEN_MS = 5_000
 """How long it waits while the wake is proven: a NOTIFY would have woken it sooner."""
@@ -40,43 +41,28 @@ _PROBE_TIMEOUT_S = 5.0
 HealthListener = Callable[[bool], None]
 
 
-class QueueWake:
-    """A LISTEN session on one channel that wakes waiters and heals itself."""
+class ChannelWake:
+    """The waiters of one channel; implements ``QueueWake`` over the driver's session."""
 
-    def __init__(
-        self,
-        session: Callable[[], AbstractAsyncContextManager[ListenConnection]],
-        channel: str,
-        *,
-        clock: Clock,
-    ) -> None:
-        self._session = session
-        self._channel = channel
+    def __init__(self, listener: Listener, clock: Clock) -> None:
+        self._listener = listener
         self._clock = clock
         self._arrived = asyncio.Event()
         self._unseen = False
-        self._healthy = False
-        self._health_listeners: list[HealthListener] = []
-        self._task: asyncio.Task[None] | None = None
 
     @property
     def healthy(self) -> bool:
         """True while the session is connected and listening."""
-        return self._healthy
+        return self._listener.healthy
 
     @property
     def idle_poll_ms(self) -> int:
         """The longest an idle waiter should wait before polling anyway."""
-        return IDLE_POLL_MAX_WAKE_PROVEN_MS if self._healthy else IDLE_POLL_MAX_MS
+        return IDLE_POLL_MAX_WAKE_PROVEN_MS if self.healthy else IDLE_POLL_MAX_MS
 
     def add_health_listener(self, listener: HealthListener) -> None:
         """Call ``listener(healthy)`` on every change of health (e.g. to set a gauge)."""
-        self._health_listeners.append(listener)
-
-    def start(self) -> None:
-        """Begin listening in the background (idempotent; listens again after ``close``)."""
-        if self._task is None:
-            self._task = asyncio.create_task(self._keep_listening(), name="ferry-queue-wake")
+        self._listener.add_health_listener(listener)
 
     async def wait(self, timeout_ms: int) -> bool:
         """True once a NOTIFY arrives (or arrived since the last wait); False on timeout."""
@@ -90,6 +76,44 @@ class QueueWake:
             return True
         return False
 
+    def announce(self) -> None:
+        # Each arrival sets the current event (waking every waiter on it) and installs a
+        # fresh one; `_unseen` carries it to a waiter that was busy, not waiting.
+        self._unseen = True
+        self._arrived.set()
+        self._arrived = asyncio.Event()
+
+
+class Listener:
+    """The driver's one LISTEN session over all its channels; heals itself."""
+
+    def __init__(
+        self,
+        session: Callable[[], AbstractAsyncContextManager[ListenConnection]],
+        channels: Sequence[str],
+        *,
+        clock: Clock,
+    ) -> None:
+        self._session = session
+        self._clock = clock
+        self.channels = {channel: ChannelWake(self, clock) for channel in channels}
+        self._healthy = False
+        self._health_listeners: list[HealthListener] = []
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def healthy(self) -> bool:
+        return self._healthy
+
+    def add_health_listener(self, listener: HealthListener) -> None:
+        self._health_listeners.append(listener)
+
+    def wake(self, channel: str) -> ChannelWake:
+        """The waiters of ``channel``, listening from now on (idempotent)."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._keep_listening(), name="ferry-wake")
+        return self.channels[channel]
+
     async def close(self) -> None:
         """Stop listening and hand the session back."""
         task, self._task = self._task, None
@@ -99,15 +123,10 @@ class QueueWake:
                 await task
         self._set_healthy(False)
 
-    def _announce(self) -> None:
-        # Each arrival sets the current event (waking every waiter on it) and installs a
-        # fresh one; `_unseen` carries it to a worker that was busy, not waiting.
-        self._unseen = True
-        self._arrived.set()
-        self._arrived = asyncio.Event()
-
     def _on_notify(self, connection: object, pid: int, channel: str, payload: object) -> None:
-        self._announce()
+        wake = self.channels.get(channel)
+        if wake is not None:
+            wake.announce()
 
     async def _keep_listening(self) -> None:
         failures = 0
@@ -116,15 +135,17 @@ class QueueWake:
                 async with self._session() as connection:
                     lost = asyncio.Event()
                     connection.add_termination_listener(lambda _, lost=lost: lost.set())
-                    await connection.add_listener(self._channel, self._on_notify)
+                    for channel in self.channels:
+                        await connection.add_listener(channel, self._on_notify)
                     try:
                         failures = 0
                         self._set_healthy(True)
                         # Notifications sent while nobody listened are gone: poll once now.
-                        self._announce()
+                        for wake in self.channels.values():
+                            wake.announce()
                         await self._watch(connection, lost)
                     finally:
-                        await _unlisten(connection, self._channel, self._on_notify)
+                        await _unlisten(connection, list(self.channels), self._on_notify)
             except Exception as error:  # whatever ended the session, the wake outlives it
                 logger.warning(
                     "jobs.wake.lost", extra={"error": f"{type(error).__name__}: {error}"}
@@ -146,15 +167,16 @@ class QueueWake:
             return
         self._healthy = healthy
         if healthy:
-            logger.info("jobs.wake.listening", extra={"channel": self._channel})
+            logger.info("jobs.wake.listening", extra={"channels": sorted(self.channels)})
         for listener in self._health_listeners:
             listener(healthy)
 
 
 async def _unlisten(
-    connection: ListenConnection, channel: str, callback: Callable[..., None]
+    connection: ListenConnection, channels: Sequence[str], callback: Callable[..., None]
 ) -> None:
     """Stop listening before the session goes back (a borrowed pool reuses it)."""
     if not connection.is_closed():
         with contextlib.suppress(OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
-            await connection.remove_listener(channel, callback)
+            for channel in channels:
+                await connection.remove_listener(channel, callback)

@@ -1,23 +1,28 @@
--- Extend a held lease to $4 and report progress; fenced like a settle. Answers whether it
--- landed, and whether an operator asked to cancel the run meanwhile (the lease is still
--- renewed: the worker aborts the body and settles the run itself).
--- $1 run id, $2 worker, $3 now, $5/$6 progress (NULL: unchanged).
--- Every slot the run holds (concurrency key and caps) is extended with it, so a long run
--- keeps its slots.
-WITH renewed AS (
-    UPDATE {schema}.jobs
-    SET lease_expires_at_ms = $4,
-        progress_current = coalesce($5, progress_current),
-        progress_total = coalesce($6, progress_total),
-        updated_at_ms = $3
-    WHERE id = $1 AND state = 'running' AND locked_by = $2 AND lease_expires_at_ms > $3
-    RETURNING id, concurrency_key, cancel_requested_at_ms
+-- Renew a batch of held leases and report progress, each fenced like a settle: $1..$5 are
+-- parallel arrays (run id, worker, lease until, progress current/total — NULL: unchanged);
+-- $6 is now. Answers, per run that was renewed, whether an operator asked to cancel it
+-- meanwhile (the lease is still renewed: the worker aborts the body and settles it).
+-- Every slot a renewed run holds (concurrency key and caps) is extended with it, so a
+-- long run keeps its slots.
+WITH requests AS (
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[])
+        AS r(id, worker_id, lease_until, progress_current, progress_total)
+),
+renewed AS (
+    UPDATE {schema}.jobs AS j
+    SET lease_expires_at_ms = r.lease_until,
+        progress_current = coalesce(r.progress_current, j.progress_current),
+        progress_total = coalesce(r.progress_total, j.progress_total),
+        updated_at_ms = $6
+    FROM requests AS r
+    WHERE j.id = r.id AND j.state = 'running' AND j.locked_by = r.worker_id
+      AND j.lease_expires_at_ms > $6
+    RETURNING j.id, r.lease_until, j.cancel_requested_at_ms
 ),
 extended AS (
     UPDATE {schema}.lease_slots AS s
-    SET expires_at_ms = $4
+    SET expires_at_ms = renewed.lease_until
     FROM renewed
     WHERE s.holder = renewed.id::text
 )
-SELECT EXISTS (SELECT FROM renewed) AS landed,
-       EXISTS (SELECT FROM renewed WHERE cancel_requested_at_ms IS NOT NULL) AS cancel_requested
+SELECT id, cancel_requested_at_ms IS NOT NULL AS cancel_requested FROM renewed

@@ -1,14 +1,14 @@
-"""``MemorySchedulerStore``: the scheduler's state in one process, for tests and the harness."""
+"""The scheduler's state in one process: the lease, last ticks and pauses."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ferry._scheduler.store import LeaderLease, TaskTick, advanced
+from ferry.drivers.protocol import LeaderLease, TaskTick, advanced
 
 
 class MemorySchedulerStore:
-    """The lease, ticks and pauses as plain attributes; gone when the process exits."""
+    """The ``SchedulerStore`` of the memory driver; gone when the process exits."""
 
     def __init__(self) -> None:
         self._lease: LeaderLease | None = None
@@ -50,6 +50,3 @@ class MemorySchedulerStore:
 
     async def resume_task(self, task: str) -> None:
         self._paused.pop(task, None)
-
-    async def close(self) -> None:
-        return None

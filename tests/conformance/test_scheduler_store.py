@@ -1,44 +1,32 @@
-"""The scheduler's rows in Postgres: the lease, fenced monotonic ticks, pauses."""
+"""The scheduler's store on every driver: the lease, fenced monotonic ticks, pauses."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 
-from ferry._clock import FrozenClock
-from ferry._scheduler import PostgresSchedulerStore, TaskTick, postgres_scheduler_store
+from ferry.drivers.protocol import JobDriver, SchedulerStore, TaskTick
 
 START = 1_767_225_600_000
 TTL = 30_000
 
 
 @pytest.fixture
-async def store(postgres_dsn: str, pg_schema: str) -> AsyncIterator[PostgresSchedulerStore]:
-    store = postgres_scheduler_store(postgres_dsn, schema=pg_schema, clock=FrozenClock(START))
-    yield store
-    await store.close()
+def store(driver: JobDriver) -> SchedulerStore:
+    return driver.scheduler
 
 
 async def test_of_many_nodes_racing_for_an_expired_lease_exactly_one_wins(
-    postgres_dsn: str, pg_schema: str, store: PostgresSchedulerStore
+    store: SchedulerStore,
 ) -> None:
     assert await store.acquire_leadership("old", now_ms=START, ttl_ms=TTL)
-    racers = [
-        postgres_scheduler_store(postgres_dsn, schema=pg_schema, clock=FrozenClock(START))
-        for _ in range(6)
-    ]
-    try:
-        won = await asyncio.gather(
-            *(
-                racer.acquire_leadership(f"node-{n}", now_ms=START + TTL, ttl_ms=TTL)
-                for n, racer in enumerate(racers)
-            )
+    won = await asyncio.gather(  # concurrent statements, on separate pooled connections
+        *(
+            store.acquire_leadership(f"node-{n}", now_ms=START + TTL, ttl_ms=TTL)
+            for n in range(6)
         )
-    finally:
-        for racer in racers:
-            await racer.close()
+    )
     assert won.count(True) == 1
     lease = await store.leader(now_ms=START + TTL)
     assert lease is not None and lease.holder == f"node-{won.index(True)}"
@@ -46,7 +34,7 @@ async def test_of_many_nodes_racing_for_an_expired_lease_exactly_one_wins(
 
 
 async def test_renewal_keeps_the_first_acquisition_instant_and_extends_the_expiry(
-    store: PostgresSchedulerStore,
+    store: SchedulerStore,
 ) -> None:
     assert await store.acquire_leadership("a", now_ms=START, ttl_ms=TTL)
     assert await store.acquire_leadership("a", now_ms=START + 1_000, ttl_ms=TTL)
@@ -61,7 +49,7 @@ async def test_renewal_keeps_the_first_acquisition_instant_and_extends_the_expir
 
 
 async def test_a_tick_lands_only_for_the_leader_and_never_moves_back(
-    store: PostgresSchedulerStore,
+    store: SchedulerStore,
 ) -> None:
     tick = TaskTick("nightly", START + 10, START + 10, START + 20)
     assert not await store.record_tick(tick, holder="a", now_ms=START), "no lease, no write"
@@ -74,7 +62,7 @@ async def test_a_tick_lands_only_for_the_leader_and_never_moves_back(
     assert await store.leader(now_ms=START) is None
 
 
-async def test_pause_and_resume_are_rows(store: PostgresSchedulerStore) -> None:
+async def test_pause_and_resume_are_rows(store: SchedulerStore) -> None:
     await store.pause_task("nightly", now_ms=START)
     await store.pause_task("nightly", now_ms=START + 1)
     assert await store.paused_tasks() == {"nightly": START}

@@ -1,12 +1,11 @@
-"""``PostgresSchedulerStore``: the scheduler's state as rows in the driver's schema."""
+"""The scheduler's state as rows in the driver's schema: leader lease, ticks, pauses."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ferry._clock import Clock
-from ferry._scheduler.store import LeaderLease, TaskTick
-from ferry.drivers._postgres.database import Database, Pool
+from ferry.drivers._postgres.database import Database
+from ferry.drivers.protocol import LeaderLease, TaskTick
 
 
 class PostgresSchedulerStore:
@@ -71,19 +70,3 @@ class PostgresSchedulerStore:
     async def resume_task(self, task: str) -> None:
         pool = await self._db.pool()
         await pool.execute(self._db.queries["scheduler_resume"], task)
-
-    async def close(self) -> None:
-        await self._db.close()
-
-
-def postgres_scheduler_store(
-    dsn_or_pool: str | Pool, *, schema: str = "ferry", clock: Clock, pool_max_size: int = 2
-) -> PostgresSchedulerStore:
-    """A store in ``schema``, migrated on first use like the job driver on that schema.
-
-    Given a DSN it opens (and on ``close`` closes) a small pool of its own; given an
-    ``asyncpg`` pool it borrows it.
-    """
-    return PostgresSchedulerStore(
-        Database(dsn_or_pool, schema=schema, clock=clock, pool_max_size=pool_max_size)
-    )

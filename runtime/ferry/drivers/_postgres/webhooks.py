@@ -1,4 +1,4 @@
-"""``postgres_webhook_ledger()``: the webhook ledger in the ferry schema.
+"""The webhook ledger in the driver's schema.
 
 ``webhook_attempts`` holds a row per attempt and ``webhook_endpoints`` each endpoint's
 streak and disablement; recording an attempt and moving the streak is one statement, so
@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ferry._clock import Clock, SystemClock
-from ferry._webhooks.ledger import EndpointState, WebhookAttempt
-from ferry.drivers._postgres.database import Database, Pool
+from ferry.drivers._postgres.database import Database
+from ferry.drivers.protocol import EndpointState, WebhookAttempt
 
 
 class PostgresWebhookLedger:
-    """The ledger over a pool on one ferry schema."""
+    """``webhook_attempts`` and ``webhook_endpoints`` (migration 3)."""
 
-    def __init__(self, target: str | Pool, *, schema: str, clock: Clock, pool_max_size: int):
-        self._db = Database(target, schema=schema, clock=clock, pool_max_size=pool_max_size)
+    def __init__(self, database: Database) -> None:
+        self._db = database
 
     async def record(self, attempt: WebhookAttempt) -> int:
         pool = await self._db.pool()
@@ -62,20 +61,3 @@ class PostgresWebhookLedger:
         pool = await self._db.pool()
         rows = await pool.fetch(self._db.queries["webhook_attempts"], endpoint_id, limit)
         return [WebhookAttempt(**dict(row)) for row in rows]
-
-    async def close(self) -> None:
-        """Close the pool if this ledger created it."""
-        await self._db.close()
-
-
-def postgres_webhook_ledger(
-    dsn_or_pool: str | Pool,
-    *,
-    schema: str = "ferry",
-    clock: Clock | None = None,
-    pool_max_size: int = 4,
-) -> PostgresWebhookLedger:
-    """A ledger in the ferry schema of ``dsn_or_pool``; connects and migrates on first use."""
-    return PostgresWebhookLedger(
-        dsn_or_pool, schema=schema, clock=clock or SystemClock(), pool_max_size=pool_max_size
-    )

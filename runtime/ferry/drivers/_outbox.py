@@ -1,0 +1,20 @@
+"""The outbox append rules every driver applies before it writes an entry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ferry._payload import to_json
+from ferry.drivers.protocol import JsonValue
+from ferry.errors import FerryError
+
+
+def checked_entry(type: Any, payload: Any) -> JsonValue:
+    """The entry's payload as plain JSON, once its type names what happened."""
+    if not isinstance(type, str) or not type or type != type.strip():
+        raise FerryError(
+            "X_INVARIANT",
+            f"outbox entry type {type!r} must be a non-empty string without surrounding spaces",
+            'name what happened or which job consumes it, e.g. type="send_receipt"',
+        )
+    return to_json(payload, what=f'outbox entry "{type}" payload')

@@ -1,0 +1,133 @@
+"""The settle state machine: what an attempt's verdict does to its run, in one place.
+
+Every driver follows these rules; the Postgres settle statement receives the decisions made
+here as parameters (and applies the one rule that depends on the locked row, the cancel
+override, in SQL that names this module). The rules:
+
+* ``completed``, ``dead`` and ``cancelled`` end the run (``finished_at`` is set);
+  ``retry``, ``interrupted`` and ``deferred`` put it back to ``queued``, ``sleep`` parks it.
+* ``interrupted`` (a drain), ``sleep`` (``step.sleep``) and ``deferred`` (a busy slot or
+  cap, a job this worker does not know) give the attempt back: none of them was a try.
+* A run an operator asked to cancel while it ran never goes back to the queue: a settle
+  that would requeue or park it ends it ``cancelled`` with ``X_CANCELLED`` instead.
+* The fence: a settle or renewal lands only while its worker holds an unexpired lease.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ferry.drivers.protocol import (
+    AckOptions,
+    HeartbeatOptions,
+    JobError,
+    JobState,
+    NackOptions,
+    NackOutcome,
+    Renewal,
+    RenewalAnswer,
+    Settle,
+)
+
+CANCELLED_BY_OPERATOR = JobError("X_CANCELLED", "cancelled by an operator")
+"""The error a cancel override leaves on the run."""
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """Where one settle sends its run."""
+
+    state: JobState
+    gives_back_attempt: bool
+    """The attempt the claim counted is uncounted again."""
+
+    @property
+    def requeues(self) -> bool:
+        """The run would be claimable again — unless an operator asked to cancel it."""
+        return self.state in ("queued", "sleeping")
+
+    @property
+    def finishes(self) -> bool:
+        """The run ends here (``finished_at`` is set)."""
+        return self.state in ("completed", "dead", "cancelled")
+
+
+_NACK: Mapping[NackOutcome, Transition] = {
+    "retry": Transition("queued", gives_back_attempt=False),
+    "dead": Transition("dead", gives_back_attempt=False),
+    "interrupted": Transition("queued", gives_back_attempt=True),
+    "sleep": Transition("sleeping", gives_back_attempt=True),
+    "deferred": Transition("queued", gives_back_attempt=True),
+    "cancelled": Transition("cancelled", gives_back_attempt=False),
+}
+_COMPLETED = Transition("completed", gives_back_attempt=False)
+
+
+def transition(settle: AckOptions | NackOptions) -> Transition:
+    """Where ``settle`` sends its run, before any cancel request is considered."""
+    return _COMPLETED if isinstance(settle, AckOptions) else _NACK[settle.outcome]
+
+
+def with_cancel_request(planned: Transition, *, cancel_requested: bool) -> Transition:
+    """``planned``, unless an operator's cancel request stops the run from going back (the
+    attempt is accounted as ``planned`` says; only where the run goes changes)."""
+    if cancel_requested and planned.requeues:
+        return Transition("cancelled", gives_back_attempt=planned.gives_back_attempt)
+    return planned
+
+
+def holds_lease(
+    *,
+    state: JobState,
+    locked_by: str | None,
+    lease_expires_at_ms: int | None,
+    worker_id: str,
+    now_ms: int,
+) -> bool:
+    """The fence: ``worker_id`` holds the run with a lease that has not lapsed at ``now_ms``."""
+    return (
+        state == "running"
+        and locked_by == worker_id
+        and lease_expires_at_ms is not None
+        and lease_expires_at_ms > now_ms
+    )
+
+
+def first_of_each(job_ids: Sequence[str]) -> list[bool]:
+    """Which positions of a batch carry the first settle of their run: a repeat lands
+    nowhere, exactly as a second call after the first would."""
+    seen: set[str] = set()
+    firsts = []
+    for job_id in job_ids:
+        firsts.append(job_id not in seen)
+        seen.add(job_id)
+    return firsts
+
+
+class _Batched(Protocol):
+    async def settle_many(self, settles: Sequence[Settle]) -> list[bool]: ...
+
+    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]: ...
+
+
+class SingleRunCalls:
+    """``ack``, ``nack`` and ``heartbeat`` over a driver's ``settle_many`` and
+    ``heartbeat_many``, so a driver states its settle and renewal once."""
+
+    async def ack(self: _Batched, job_id: str, options: AckOptions) -> bool:
+        """Complete a run if ``options.worker_id`` still holds it; answers whether it landed."""
+        return (await self.settle_many([(job_id, options)]))[0]
+
+    async def nack(self: _Batched, job_id: str, options: NackOptions) -> bool:
+        """Settle an attempt that did not complete, fenced like ``ack``."""
+        return (await self.settle_many([(job_id, options)]))[0]
+
+    async def heartbeat(self: _Batched, job_id: str, options: HeartbeatOptions) -> bool:
+        """Renew one lease; an operator's cancel request is handed to
+        ``options.on_cancel_requested`` (the lease is renewed all the same)."""
+        [answer] = await self.heartbeat_many([(job_id, options)])
+        if answer.cancel_requested and options.on_cancel_requested is not None:
+            options.on_cancel_requested()
+        return answer.landed
