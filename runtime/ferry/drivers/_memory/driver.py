@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ferry._clock import Clock, SystemClock
+from ferry._names import check_name
+from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._memory.backfills import MemoryBackfillLedger
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
 from ferry.drivers.protocol import (
@@ -95,8 +97,14 @@ class _Run:
 class MemoryJobDriver:
     """All runs, steps, slots and paused queues in this process."""
 
-    def __init__(self, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+    ) -> None:
         self._clock: Clock = clock or SystemClock()
+        self._max_payload_bytes = payload_limit(max_payload_bytes)
         self._runs: dict[str, _Run] = {}
         self._by_key: dict[str, str] = {}
         self._ids = itertools.count(1)
@@ -115,6 +123,10 @@ class MemoryJobDriver:
     @property
     def clock(self) -> Clock:
         return self._clock
+
+    @property
+    def max_payload_bytes(self) -> int:
+        return self._max_payload_bytes
 
     @property
     def steps(self) -> MemoryStepStore:
@@ -449,10 +461,10 @@ class MemoryIntrospection:
         return completed
 
     async def pause_queue(self, queue: str) -> None:
-        self._driver._paused.add(queue)
+        self._driver._paused.add(check_name(queue, what="queue"))
 
     async def resume_queue(self, queue: str) -> None:
-        self._driver._paused.discard(queue)
+        self._driver._paused.discard(check_name(queue, what="queue"))
 
     def _existing(self, job_id: str) -> _Run:
         run = self._driver._runs.get(job_id)
@@ -499,6 +511,12 @@ def _wrong_state(run: _Run, action: str, allowed: str) -> FerryError:
     return run_in_wrong_state(run.id, run.name, run.state, action, allowed)
 
 
-def memory_job_driver(*, clock: Clock | None = None) -> MemoryJobDriver:
-    """A driver that keeps everything in this process — for tests and experiments only."""
-    return MemoryJobDriver(clock=clock)
+def memory_job_driver(
+    *, clock: Clock | None = None, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
+) -> MemoryJobDriver:
+    """A driver that keeps everything in this process — for tests and experiments only.
+
+    ``max_payload_bytes`` limits one enqueued payload's JSON text (default 1 MiB), the
+    same rule as on the durable drivers.
+    """
+    return MemoryJobDriver(clock=clock, max_payload_bytes=max_payload_bytes)

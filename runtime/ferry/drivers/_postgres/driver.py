@@ -14,6 +14,7 @@ import asyncpg
 
 from ferry._clock import Clock, SystemClock
 from ferry._duration import Duration, to_ms
+from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._postgres.backfills import PostgresBackfillLedger
 from ferry.drivers._postgres.columns import (
     from_json_text,
@@ -68,8 +69,10 @@ class PostgresJobDriver:
         clock: Clock,
         retain_completed: Duration,
         pool_max_size: int,
+        max_payload_bytes: int,
     ) -> None:
         self._clock = clock
+        self._max_payload_bytes = payload_limit(max_payload_bytes)
         self._retain_completed_ms = to_ms(retain_completed, what="retain_completed")
         self._db = Database(target, schema=schema, clock=clock, pool_max_size=pool_max_size)
         self._steps = PostgresStepStore(self._db)
@@ -90,6 +93,10 @@ class PostgresJobDriver:
     def schema(self) -> str:
         """The schema holding this driver's tables."""
         return self._db.queries.schema
+
+    @property
+    def max_payload_bytes(self) -> int:
+        return self._max_payload_bytes
 
     @property
     def steps(self) -> PostgresStepStore:
@@ -294,7 +301,7 @@ def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
     return (
         r.name,
         r.queue,
-        json_text(r.payload),
+        r.payload_json if r.payload_json is not None else json_text(r.payload),
         r.idempotency_key,
         r.max_attempts,
         r.run_at_ms,
@@ -361,11 +368,13 @@ def postgres_job_driver(
     clock: Clock | None = None,
     retain_completed: Duration = "7d",
     pool_max_size: int = 10,
+    max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
 ) -> PostgresJobDriver:
     """A driver on PostgreSQL; it connects and migrates on first use, not here.
 
     Given a DSN, it creates (and on ``close`` closes) a pool of up to ``pool_max_size``
     connections; given an ``asyncpg`` pool, it borrows it and never closes it.
+    ``max_payload_bytes`` limits one enqueued payload's JSON text (default 1 MiB).
     """
     return PostgresJobDriver(
         dsn_or_pool,
@@ -373,4 +382,5 @@ def postgres_job_driver(
         clock=clock or SystemClock(),
         retain_completed=retain_completed,
         pool_max_size=pool_max_size,
+        max_payload_bytes=max_payload_bytes,
     )
