@@ -120,7 +120,7 @@ class PostgresJobDriver:
 
     async def migrate(self) -> list[int]:
         """Apply pending migrations now; answers the versions this call applied."""
-        return await self._db.migrate()
+        return [migration.version for migration in await self._db.migrate()]
 
     def wake(self) -> QueueWake:
         """This driver's one LISTEN session on its schema's channel, listening once called
