@@ -20,6 +20,7 @@ from ferry._metrics import (
     WorkerMetrics,
     start_metrics_server,
 )
+from ferry._names import check_name
 from ferry._worker import job_worker, run_until_signalled
 from ferry.errors import FerryError
 
@@ -56,6 +57,13 @@ def worker_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def queues_from(text: str | None) -> list[str] | None:
+    """``--queues a,b`` (or ``QUEUES``) as queue names; unset or empty: every queue."""
+    if not text:
+        return None
+    return [check_name(queue, what="--queues item") for queue in text.split(",")]
+
+
 def caps_from(args: argparse.Namespace) -> Caps | None:
     """The fleet caps the flags (or ``TENANT_CAP``, ``QUEUE_CAPS``, ``TOTAL_CAP``) name."""
     per_queue: dict[str, int] = {}
@@ -84,7 +92,7 @@ async def run_worker(args: argparse.Namespace) -> Outcome:
         worker = job_worker(
             driver=driver,
             jobs=api.jobs.values(),
-            queues=args.queues.split(",") if args.queues else None,
+            queues=queues_from(args.queues),
             concurrency=args.concurrency,
             lease_ms=int(args.lease_seconds * 1000),
             heartbeat_interval_ms=heartbeat_ms,
