@@ -21,18 +21,25 @@ def test_migrate_json_on_a_fresh_schema_reports_every_migration_it_applied(ferry
     assert "already up to date" in again.envelope["summary"]
 
 
+async def migrated_then(ferry: Ferry, postgres_dsn: str, change: str) -> None:
+    """Migrate the test's schema with ``ferry migrate``, then run ``change`` on it."""
+    assert ferry("migrate").code == 0
+    connection = await asyncpg.connect(postgres_dsn)
+    try:
+        await connection.execute(change)
+    finally:
+        await connection.close()
+
+
 @pytest.fixture
 async def newer_schema(ferry: Ferry, postgres_dsn: str, pg_schema: str) -> int:
     """The test's schema, migrated, then marked as migrated by a future ferry."""
-    assert ferry("migrate").code == 0
     future = known_migrations()[-1].version + 1
-    connection = await asyncpg.connect(postgres_dsn)
-    try:
-        await connection.execute(
-            f"INSERT INTO \"{pg_schema}\".migrations VALUES ({future}, 'future', 0)"
-        )
-    finally:
-        await connection.close()
+    await migrated_then(
+        ferry,
+        postgres_dsn,
+        f"INSERT INTO \"{pg_schema}\".migrations VALUES ({future}, 'future', 0)",
+    )
     return future
 
 
@@ -64,14 +71,11 @@ def test_every_command_and_role_refuses_a_schema_newer_than_this_ferry(
 async def test_doctor_reports_a_drifted_ledger_with_its_repair(
     ferry: Ferry, postgres_dsn: str, pg_schema: str
 ) -> None:
-    assert ferry("migrate").code == 0
-    connection = await asyncpg.connect(postgres_dsn)
-    try:
-        await connection.execute(
-            f"UPDATE \"{pg_schema}\".migrations SET checksum = 'edited' WHERE version = 1"
-        )
-    finally:
-        await connection.close()
+    await migrated_then(
+        ferry,
+        postgres_dsn,
+        f"UPDATE \"{pg_schema}\".migrations SET checksum = 'edited' WHERE version = 1",
+    )
     result = ferry("doctor", "--json")
     assert result.code == 1
     [finding] = result.envelope["findings"]

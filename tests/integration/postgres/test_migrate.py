@@ -74,7 +74,12 @@ async def _migrated(postgres_dsn: str, schema: str) -> None:
         await driver.close()
 
 
-async def _open_refused(postgres_dsn: str, schema: str) -> FerryError:
+async def _refused_after(
+    postgres_dsn: str, schema: str, admin: asyncpg.Connection, change: str, *args: object
+) -> FerryError:
+    """Migrate ``schema``, run ``change`` on it, and answer how a driver's open refuses it."""
+    await _migrated(postgres_dsn, schema)
+    await admin.execute(change, *args)
     driver = postgres_job_driver(postgres_dsn, schema=schema)
     try:
         with pytest.raises(FerryError) as refused:
@@ -89,12 +94,13 @@ async def _open_refused(postgres_dsn: str, schema: str) -> FerryError:
 async def test_a_schema_newer_than_this_ferry_is_refused_naming_both_versions(
     postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
 ) -> None:
-    await _migrated(postgres_dsn, pg_schema)
     newest = known_migrations()[-1]
-    await admin.execute(
-        f"INSERT INTO \"{pg_schema}\".migrations VALUES ({newest.version + 1}, 'future', 0)"
+    refused = await _refused_after(
+        postgres_dsn,
+        pg_schema,
+        admin,
+        f"INSERT INTO \"{pg_schema}\".migrations VALUES ({newest.version + 1}, 'future', 0)",
     )
-    refused = await _open_refused(postgres_dsn, pg_schema)
     assert refused.code == "X_SCHEMA_NEWER"
     assert f"{newest.version + 1:04d}_future" in refused.message
     assert newest.label in refused.message
@@ -104,10 +110,14 @@ async def test_a_schema_newer_than_this_ferry_is_refused_naming_both_versions(
 async def test_a_missing_ledger_row_whose_objects_exist_is_drift_and_the_fix_repairs_it(
     postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
 ) -> None:
-    await _migrated(postgres_dsn, pg_schema)
     dropped = known_migrations()[-2]
-    await admin.execute(f'DELETE FROM "{pg_schema}".migrations WHERE version = $1', dropped.version)
-    refused = await _open_refused(postgres_dsn, pg_schema)
+    refused = await _refused_after(
+        postgres_dsn,
+        pg_schema,
+        admin,
+        f'DELETE FROM "{pg_schema}".migrations WHERE version = $1',
+        dropped.version,
+    )
     assert refused.code == "X_SCHEMA_DRIFT"
     assert dropped.label in refused.message and "already exists" in refused.message
     # The fix line carries the statement that records the row; running it repairs the ledger.
@@ -119,9 +129,9 @@ async def test_a_missing_ledger_row_whose_objects_exist_is_drift_and_the_fix_rep
 async def test_a_lost_ledger_beside_existing_tables_is_drift_not_a_duplicate_table_error(
     postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
 ) -> None:
-    await _migrated(postgres_dsn, pg_schema)
-    await admin.execute(f'DROP TABLE "{pg_schema}".migrations')
-    refused = await _open_refused(postgres_dsn, pg_schema)
+    refused = await _refused_after(
+        postgres_dsn, pg_schema, admin, f'DROP TABLE "{pg_schema}".migrations'
+    )
     assert refused.code == "X_SCHEMA_DRIFT"
     assert known_migrations()[0].label in refused.message
 
@@ -136,9 +146,9 @@ async def test_a_lost_ledger_beside_existing_tables_is_drift_not_a_duplicate_tab
 async def test_a_ledger_row_that_is_not_the_shipped_file_is_drift(
     postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection, change: str, named: str
 ) -> None:
-    await _migrated(postgres_dsn, pg_schema)
-    await admin.execute(f'UPDATE "{pg_schema}".migrations {change}')
-    refused = await _open_refused(postgres_dsn, pg_schema)
+    refused = await _refused_after(
+        postgres_dsn, pg_schema, admin, f'UPDATE "{pg_schema}".migrations {change}'
+    )
     assert refused.code == "X_SCHEMA_DRIFT"
     assert named in refused.message and refused.fix
 

@@ -19,6 +19,7 @@ from ferry._jobs.policy import Retry
 from ferry._webhooks import new_webhook_secret
 from ferry._webhooks.postgres_ledger import PostgresWebhookLedger
 from ferry._webhooks.targets import CheckedTarget, transport_for
+from ferry.drivers.protocol import RunDetail
 from ferry.testing._harness import Harness
 
 from .receiver import Receiver
@@ -50,17 +51,24 @@ def resolver(monkeypatch: pytest.MonkeyPatch) -> Iterator[RebindingResolver]:
     yield rebinding
 
 
+async def deliver_to_rebinding_host(
+    harness: Harness, receiver: Receiver, ledger: PostgresWebhookLedger, *, attempts: int
+) -> RunDetail:
+    """One delivery to ``HOST`` (the receiver's port) with the SSRF check on, run to its end."""
+    app = PartnerApp(f"http://{HOST}:{receiver.port}/hooks", [new_webhook_secret()])
+    hook = declare(
+        app, ledger, allow_private=False, request_timeout="2s", retry=Retry(attempts=attempts)
+    )
+    return await deliver(harness, hook)
+
+
 async def test_a_rebinding_resolver_cannot_turn_a_checked_host_into_loopback(
     harness: Harness,
     receiver: Receiver,
     pg_ledger: PostgresWebhookLedger,
     resolver: RebindingResolver,
 ) -> None:
-    app = PartnerApp(f"http://{HOST}:{receiver.port}/hooks", [new_webhook_secret()])
-    hook = declare(
-        app, pg_ledger, allow_private=False, request_timeout="2s", retry=Retry(attempts=1)
-    )
-    run = await deliver(harness, hook)
+    run = await deliver_to_rebinding_host(harness, receiver, pg_ledger, attempts=1)
     assert receiver.received == [], "the delivery reached loopback through a second lookup"
     assert resolver.lookups == 1, "the host was looked up again after its check"
     # It went to the address that was checked (unreachable from here), and failed there.
@@ -74,11 +82,7 @@ async def test_the_next_attempt_checks_again_and_refuses_what_the_name_now_point
     pg_ledger: PostgresWebhookLedger,
     resolver: RebindingResolver,
 ) -> None:
-    app = PartnerApp(f"http://{HOST}:{receiver.port}/hooks", [new_webhook_secret()])
-    hook = declare(
-        app, pg_ledger, allow_private=False, request_timeout="2s", retry=Retry(attempts=2)
-    )
-    run = await deliver(harness, hook)
+    run = await deliver_to_rebinding_host(harness, receiver, pg_ledger, attempts=2)
     assert receiver.received == []
     assert resolver.lookups == run.summary.attempts == 2  # one lookup per attempt, no more
     assert run.summary.last_error is not None
