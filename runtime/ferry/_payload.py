@@ -156,11 +156,9 @@ def _walk(value: Any, seen: set[int], depth: int) -> JsonValue:
 
 def _walk_other(value: Any, seen: set[int], depth: int) -> JsonValue:
     """Subclasses of the JSON types and the scalars with one canonical JSON form."""
-    if isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, str):
+    if isinstance(value, str):  # a StrEnum or a (str, Enum) member: its text, not its name
         _check_text(value)
-        return str(value)
+        return str.__str__(value)
     if isinstance(value, int):
         return _walk(int(value), seen, depth)
     if isinstance(value, float):
@@ -230,7 +228,7 @@ def _walk_items(
             if type(key) is not str:
                 if not isinstance(key, str):
                     raise _Refused("X_PAYLOAD_NOT_JSON", "is a key that is not a string", key)
-                key = str(key)  # a StrEnum member, say: its text is the key
+                key = str.__str__(key)  # a StrEnum member, say: its text is the key
             if "\x00" in key or not key.isascii():
                 _check_text(key, is_key=True)
             out[key] = _walk(item, seen, depth + 1)
