@@ -141,6 +141,10 @@ def test_as_actor_shares_the_declaration() -> None:
         ({"idempotency_key": "static"}, "X_IDEMPOTENCY_REQUIRED", "static"),
         ({"queue": ""}, "X_INVARIANT", "queue"),
         ({"name": " padded "}, "X_INVARIANT", "name"),
+        ({"name": ""}, "X_INVARIANT", "job name"),
+        ({"name": "n" * 201}, "X_INVARIANT", "200 characters"),
+        ({"queue": "mail\x00"}, "X_TEXT_NOT_STORABLE", "job queue"),
+        ({"name": "job\ud800"}, "X_TEXT_NOT_STORABLE", "job name"),
         ({"timeout": "soon"}, "X_INVARIANT", "soon"),
         ({"timeout": 0}, "X_INVARIANT", "timeout 0"),
     ],
@@ -189,3 +193,10 @@ async def test_an_empty_idempotency_key_is_refused_at_enqueue(ferry_harness: Any
     with pytest.raises(FerryError) as refused:
         await handle.enqueue({"org_id": "o"})
     assert refused.value.code == "X_IDEMPOTENCY_REQUIRED"
+
+
+@pytest.mark.parametrize(("actor", "code"), [("", "X_INVARIANT"), ("a\x00", "X_TEXT_NOT_STORABLE")])
+def test_an_actor_that_is_no_name_is_refused(actor: str, code: str) -> None:
+    with pytest.raises(FerryError) as refused:
+        declare().as_actor(actor)
+    assert refused.value.code == code and "actor" in refused.value.message

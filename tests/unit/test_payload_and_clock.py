@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from enum import Enum
+from enum import Enum, StrEnum
 from uuid import UUID
 
 import pytest
@@ -35,6 +35,19 @@ def test_canonical_scalars_are_written_in_their_json_form() -> None:
         "colour": "red",
         "pair": [1, 2],
     }
+
+
+class Size(str, Enum):  # noqa: UP042 — the mixin whose str() is "Size.LARGE", not its text
+    LARGE = "large"
+
+
+class Shade(StrEnum):
+    DARK = "dark"
+
+
+def test_string_enums_are_written_as_their_text_as_keys_and_values() -> None:
+    value = {Size.LARGE: [Size.LARGE], Shade.DARK: Shade.DARK}
+    assert to_json(value, what="input") == {"large": ["large"], "dark": "dark"}
 
 
 def test_a_mapping_with_a_non_string_key_is_refused() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from ferry import FerryError
 from ferry._cli import build_parser
-from ferry._cli.worker_command import caps_from
+from ferry._cli.worker_command import caps_from, queues_from
 from ferry._worker import Caps
 
 
@@ -34,3 +34,11 @@ def test_a_malformed_queue_cap_is_refused_naming_it() -> None:
     with pytest.raises(FerryError) as refused:
         parse("--queue-caps", "default:20")
     assert refused.value.code == "X_INVARIANT" and "'default:20'" in refused.value.message
+
+
+def test_queues_name_queues_and_an_empty_one_is_refused() -> None:
+    assert queues_from(None) is None and queues_from("") is None
+    assert queues_from("default,mail") == ["default", "mail"]
+    with pytest.raises(FerryError) as refused:
+        queues_from("default,,mail")
+    assert refused.value.code == "X_INVARIANT" and "--queues item ''" in refused.value.message

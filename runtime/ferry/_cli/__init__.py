@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 from collections.abc import Sequence
 
@@ -25,7 +24,10 @@ from ferry._cli import (
     tasks_commands,
     worker_command,
 )
+from ferry._cli.database import configured_dsn
 from ferry._cli.envelope import Outcome
+from ferry._logs import configure_logging
+from ferry.drivers._postgres.reach import refusal_for
 from ferry.errors import FerryError
 
 #: Every command group; ``roles`` last, so ``ferry run`` sees every registered role.
@@ -64,14 +66,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_json = "--json" in words
     words = [word for word in words if word != "--json"]
     args = build_parser().parse_args(words)
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
+    # Text lines carry each event's fields (job id, code, attempt, …); a role given
+    # --log-format json reconfigures this when it starts.
+    configure_logging(args.log_level, "text")
     command = " ".join(args.command_path)
     try:
         outcome: Outcome = asyncio.run(args.handler(args))
     except FerryError as refused:
         outcome = Outcome.refused(command, refused)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"ferry {command}: interrupted\n")
+        return 130
+    except Exception as error:
+        # The one error boundary: a database that went away mid-command is a refusal like
+        # one that was never there (the driver's open already words those), not a traceback.
+        refusal = refusal_for(error, configured_dsn(args) if "database_url" in args else None)
+        if refusal is None:
+            raise
+        outcome = Outcome.refused(command, refusal)
     return outcome.emit(as_json=as_json)

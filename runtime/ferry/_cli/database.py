@@ -21,21 +21,36 @@ def configured_dsn(args: argparse.Namespace) -> str | None:
     return args.database_url or os.environ.get("DATABASE_URL") or None
 
 
-async def open_driver(args: argparse.Namespace, *, embedded: bool = False) -> PostgresJobDriver:
-    """A migrated driver on the configured database (the embedded one only if allowed)."""
+def required_dsn(args: argparse.Namespace) -> str:
+    """``configured_dsn``, or ``X_DRIVER_UNSET`` naming the command that needs one."""
     dsn = configured_dsn(args)
-    if not dsn and embedded:
-        from ferry._embedded import embedded_database_url
-
-        dsn = embedded_database_url()
     if not dsn:
         raise FerryError(
             "X_DRIVER_UNSET",
             f"`ferry {' '.join(args.command_path)}` needs a database and DATABASE_URL is not set",
             "export DATABASE_URL=postgresql://user:pass@host/db (or pass --database-url)",
         )
-    driver = postgres_job_driver(dsn, schema=args.schema)
-    await driver.open()
+    return dsn
+
+
+def driver_for(args: argparse.Namespace) -> PostgresJobDriver:
+    """A driver on the configured database, not yet connected."""
+    return postgres_job_driver(required_dsn(args), schema=args.schema)
+
+
+async def open_driver(args: argparse.Namespace) -> PostgresJobDriver:
+    """A connected, migrated driver on the configured database.
+
+    Connecting and migrating is where an unreachable database (``X_DB_UNREACHABLE``), a bad
+    URL (``X_DB_URL_INVALID``) and a schema this ferry must not run on (``X_SCHEMA_NEWER``,
+    ``X_SCHEMA_DRIFT``) are refused — once, here, for every command and role.
+    """
+    driver = driver_for(args)
+    try:
+        await driver.open()
+    except BaseException:
+        await driver.close()
+        raise
     return driver
 
 

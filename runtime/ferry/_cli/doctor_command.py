@@ -1,26 +1,27 @@
 """``ferry doctor``: is this ferry healthy? The database, migrations, leader, leases, clock.
 
 Each check is one line of the report and, when it fails, one finding with its ``X_*``
-code. The doctor changes nothing: it reads the migration ledger before any driver would
-apply migrations, and runs the remaining checks only on an up-to-date schema.
+code. The doctor changes nothing: it judges the migration ledger the way every process
+does at start (``X_SCHEMA_NEWER``, ``X_SCHEMA_DRIFT``, ``X_MIGRATIONS_PENDING``) before any
+driver would apply migrations, and runs the remaining checks only on an up-to-date schema.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import asyncpg
 
 from ferry._admin.filters import instant
-from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.database import add_database_options, open_driver, required_dsn
 from ferry._cli.envelope import Outcome
 from ferry._cli.tables import table
 from ferry._clock import SystemClock
-from ferry.drivers._postgres.migrate import pending_migrations
+from ferry.drivers._postgres.ledger import read_ledger
 from ferry.drivers._postgres.queries import Queries
+from ferry.drivers._postgres.reach import connection_refusals
 from ferry.drivers.protocol import RunFilter
 from ferry.errors import FerryError
 
@@ -54,13 +55,7 @@ def register(subparsers: Any) -> None:
 
 async def run_doctor(args: argparse.Namespace) -> Outcome:
     """Run every check; a failed one is a finding and makes the exit non-zero."""
-    dsn = args.database_url or os.environ.get("DATABASE_URL")
-    if not dsn:
-        raise FerryError(
-            "X_DRIVER_UNSET",
-            "`ferry doctor` needs a database and DATABASE_URL is not set",
-            "export DATABASE_URL=postgresql://user:pass@host/db (or pass --database-url)",
-        )
+    dsn = required_dsn(args)
     checks: list[Check] = []
     findings: list[dict[str, str]] = []
 
@@ -68,8 +63,7 @@ async def run_doctor(args: argparse.Namespace) -> Outcome:
         checks.append(Check(name, False, error.message))
         findings.append(error.to_dict())
 
-    pending = await _schema_checks(dsn, Queries(args.schema), checks, failed)
-    if pending == []:
+    if await _schema_checks(dsn, Queries(args.schema), checks, failed):
         await _runtime_checks(args, checks, failed)
     ok = not findings
     text = table(
@@ -87,40 +81,35 @@ async def run_doctor(args: argparse.Namespace) -> Outcome:
     )
 
 
-async def _schema_checks(
-    dsn: str, queries: Queries, checks: list[Check], failed: Any
-) -> list[int] | None:
-    """Reachability and migrations; answers the pending versions (None: unreachable)."""
+async def _schema_checks(dsn: str, queries: Queries, checks: list[Check], failed: Any) -> bool:
+    """Reachability and the migration ledger; answers whether the schema is ready to use."""
     try:
-        connection = await asyncpg.connect(dsn, timeout=10)
-    except (OSError, asyncpg.PostgresError, TimeoutError) as unreachable:
-        failed(
-            "database",
-            FerryError(
-                "X_DB_UNREACHABLE",
-                f"cannot connect to the database: {type(unreachable).__name__}: {unreachable}",
-                "check DATABASE_URL, the network path and that the server is up",
-            ),
-        )
-        return None
+        with connection_refusals(dsn):
+            connection = await asyncpg.connect(dsn, timeout=10)
+    except FerryError as unreachable:
+        failed("database", unreachable)
+        return False
     try:
         version = await connection.fetchval("SHOW server_version")
         checks.append(Check("database", True, f"PostgreSQL {version}"))
-        pending = await pending_migrations(connection, queries)
+        ledger = await read_ledger(connection, queries)
     finally:
         await connection.close()
-    if pending:
+    if ledger.problem is not None:
+        failed("migrations", ledger.problem)
+    elif ledger.pending:
         failed(
             "migrations",
             FerryError(
                 "X_MIGRATIONS_PENDING",
-                f'schema "{queries.schema}" lacks migration(s) {", ".join(map(str, pending))}',
+                f'schema "{queries.schema}" lacks migration(s) '
+                f"{', '.join(m.label for m in ledger.pending)}",
                 "run `ferry migrate` (every ferry process also applies them at start)",
             ),
         )
     else:
         checks.append(Check("migrations", True, f'schema "{queries.schema}" is up to date'))
-    return pending
+    return ledger.problem is None and not ledger.pending
 
 
 async def _runtime_checks(args: argparse.Namespace, checks: list[Check], failed: Any) -> None:

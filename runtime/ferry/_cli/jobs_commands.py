@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from ferry._admin.filters import FILTER_WORDS, instant, run_filter
 from ferry._admin.overview import DEFAULT_WINDOW_MS, queue_overview
 from ferry._cli.database import add_database_options, open_driver
 from ferry._cli.envelope import Outcome, camel_keys
-from ferry._cli.tables import compact_json, fields, table
+from ferry._cli.tables import fields, table
 from ferry._duration import to_ms
+from ferry._preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
 from ferry.drivers._postgres import PostgresJobDriver
 from ferry.drivers._refusals import run_not_found
 from ferry.drivers.protocol import JOB_STATES, RunDetail
@@ -39,6 +40,12 @@ def register(subparsers: Any) -> None:
 
     show = commands.add_parser("show", help="one run: input, steps, error, lease")
     show.add_argument("id")
+    show.add_argument(
+        "--full",
+        action="store_true",
+        help="print the input, result and step results whole (default: the first "
+        f"{DEFAULT_PREVIEW_CHARS:,} characters of each)",
+    )
     bind_driver_command(show, ["jobs", "show"], show_run)
 
     retry = commands.add_parser("retry", help="put a dead or cancelled run back to queued")
@@ -115,13 +122,37 @@ async def show_run(args: argparse.Namespace, driver: PostgresJobDriver) -> Outco
     return Outcome(
         "jobs show",
         f'run {s.id} of job "{s.name}" is {s.state}',
-        camel_keys(asdict(run)),
-        text=_detail_text(run),
+        _detail_json(run),
+        text=_detail_text(run, full=args.full),
     )
 
 
-def _detail_text(run: RunDetail) -> str:
+def _detail_json(run: RunDetail) -> dict[str, Any]:
+    """The run for ``--json``: its own fields in camelCase, the stored values as stored
+    (an input's ``org_id`` stays ``org_id``), each copied once."""
+    bare = replace(
+        run, payload=None, result=None, steps=[replace(st, result=None) for st in run.steps]
+    )
+    data: dict[str, Any] = camel_keys(asdict(bare))
+    data["payload"], data["result"] = run.payload, run.result
+    for shown, step in zip(data["steps"], run.steps, strict=True):
+        shown["result"] = step.result
+    return data
+
+
+def _detail_text(run: RunDetail, *, full: bool) -> str:
+    """The run as a person reads it, in time linear in its size: each stored value is a
+    bounded preview, or, with ``--full``, printed whole below the tables."""
     s = run.summary
+    more = f"; `ferry jobs show {s.id} --full` prints everything"
+    whole: list[tuple[str, Any]] = []
+
+    def shown(label: str, value: Any) -> str:
+        if full:
+            whole.append((label, value))
+            return "(printed whole below)"
+        return preview_json(value).render(more)
+
     error = f"{s.last_error.code}: {s.last_error.message}" if s.last_error else None
     progress = f"{run.progress.current}/{run.progress.total}" if run.progress else None
     overview = fields(
@@ -131,8 +162,8 @@ def _detail_text(run: RunDetail) -> str:
             ("queue", s.queue),
             ("state", s.state),
             ("attempts", f"{s.attempts}/{s.max_attempts}"),
-            ("input", compact_json(run.payload)),
-            ("result", compact_json(run.result) if run.result is not None else None),
+            ("input", shown("input", run.payload)),
+            ("result", shown("result", run.result) if run.result is not None else None),
             ("progress", progress),
             ("last error", error),
             ("tenant", s.tenant),
@@ -160,14 +191,14 @@ def _detail_text(run: RunDetail) -> str:
                 step.kind,
                 instant(step.started_at_ms),
                 f"{step.finished_at_ms - step.started_at_ms} ms",
-                compact_json(step.result)
+                shown(f"step {step.name!r} result", step.result)
                 if step.kind == "run"
                 else f"wakes {instant(step.wake_at_ms)}",
             )
             for step in run.steps
         ],
     )
-    return f"{overview}\n{steps}"
+    return "\n".join([overview, steps, *(f"{label}:\n{json_text(v)}" for label, v in whole)])
 
 
 async def retry_run(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:

@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 
 from prometheus_client import CollectorRegistry
 
-from ferry._cli.database import open_driver
+from ferry._cli.database import configured_dsn, open_driver
+from ferry._embedded import embedded_database_url
 from ferry._jobs.facade import set_job_driver
 from ferry._lifecycle import Role, run_roles
 from ferry._logs import configure_logging
@@ -36,7 +37,9 @@ async def run_role(
     ``DATABASE_URL`` use the embedded PostgreSQL (``ferry dev``).
     """
     configure_logging(args.log_level, getattr(args, "log_format", "text"))
-    driver = await open_driver(args, embedded=embedded)
+    if embedded and not configured_dsn(args):
+        args.database_url = embedded_database_url()
+    driver = await open_driver(args)
     try:
         set_job_driver(driver)
         roles = build(driver)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.database import add_database_options, driver_for
 from ferry._cli.envelope import Outcome
+from ferry.drivers._postgres.ledger import known_migrations
 
 
 def register(subparsers: Any) -> None:
@@ -16,9 +17,19 @@ def register(subparsers: Any) -> None:
 
 
 async def run_migrate(args: argparse.Namespace) -> Outcome:
-    driver = await open_driver(args)
+    """Apply what the schema lacks and say what that was (nothing is applied before this:
+    the driver is not opened first, so a fresh schema reports every migration)."""
+    driver = driver_for(args)
     try:
         applied = await driver.migrate()
     finally:
         await driver.close()
-    return Outcome("migrate", f"schema {args.schema!r} is up to date", {"applied": applied})
+    labels = {m.version: m.label for m in known_migrations()}
+    names = [labels[version] for version in applied]
+    newest = known_migrations()[-1].label
+    summary = (
+        f"schema {args.schema!r} was already up to date (at {newest})"
+        if not applied
+        else f"applied {', '.join(names)} to schema {args.schema!r}; it is up to date (at {newest})"
+    )
+    return Outcome("migrate", summary, {"applied": applied, "migrations": names, "at": newest})

@@ -7,20 +7,20 @@ Commands build their human rendering with these and hand it to ``Outcome.text``;
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from ferry._preview import DEFAULT_PREVIEW_CHARS, preview_text
+
 _WIDTH = 120
 """Fixed render width, so output piped to a file or a test reads the same as a terminal."""
 
-
-def compact_json(value: Any) -> str:
-    """A JSON value on one line, for a table cell."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+CELL_CHARS = 2 * DEFAULT_PREVIEW_CHARS
+"""The longest cell a table lays out; a longer one is cut with a note of what was left out.
+Twice a preview, so a preview's own note (how to see the rest) is never cut off."""
 
 
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
@@ -29,7 +29,7 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
     for column in columns:
         grid.add_column(column, overflow="fold")
     for row in rows:
-        grid.add_row(*("-" if cell is None else str(cell) for cell in row))
+        grid.add_row(*(_cell(cell) for cell in row))
     return _render(grid)
 
 
@@ -39,8 +39,17 @@ def fields(title: str, pairs: Iterable[tuple[str, Any]]) -> str:
     grid.add_column(style="bold")
     grid.add_column(overflow="fold")
     for name, value in pairs:
-        grid.add_row(name, "-" if value is None else str(value))
+        grid.add_row(name, _cell(value))
     return _render(grid)
+
+
+def _cell(value: Any) -> str:
+    """One cell's text, cut to a bounded length: laying out a long cell costs rich far
+    more than linear time, and a terminal shows nobody a megabyte anyway."""
+    if value is None:
+        return "-"
+    text = str(value)
+    return text if len(text) <= CELL_CHARS else preview_text(text, limit=CELL_CHARS).render()
 
 
 def _render(renderable: Table) -> str:

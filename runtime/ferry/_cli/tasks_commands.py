@@ -8,6 +8,7 @@ from typing import Any
 from ferry._app import load_app
 from ferry._cli.database import add_database_options, open_driver
 from ferry._cli.envelope import Outcome
+from ferry._names import check_name
 from ferry._scheduler.status import task_status
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
@@ -116,6 +117,7 @@ def _tasks(args: argparse.Namespace) -> list[TaskHandle]:
 
 
 def _find(tasks: list[TaskHandle], name: str) -> TaskHandle:
+    check_name(name, what="task name")
     for task in tasks:
         if task.name == name:
             return task

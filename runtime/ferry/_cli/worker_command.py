@@ -15,6 +15,7 @@ from ferry._cli.process_options import add_process_options
 from ferry._cli.roles import register_role
 from ferry._jobs.policy import Caps
 from ferry._metrics import WorkerMetrics
+from ferry._names import check_name
 from ferry._worker import JobWorker, job_worker
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
@@ -52,6 +53,13 @@ def worker_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def queues_from(text: str | None) -> list[str] | None:
+    """``--queues a,b`` (or ``QUEUES``) as queue names; unset or empty: every queue."""
+    if not text:
+        return None
+    return [check_name(queue, what="--queues item") for queue in text.split(",")]
+
+
 def caps_from(args: argparse.Namespace) -> Caps | None:
     """The fleet caps the flags (or ``TENANT_CAP``, ``QUEUE_CAPS``, ``TOTAL_CAP``) name."""
     per_queue: dict[str, int] = {}
@@ -81,7 +89,7 @@ async def run_worker(args: argparse.Namespace) -> Outcome:
             job_worker(
                 driver=driver,
                 jobs=api.jobs.values(),
-                queues=args.queues.split(",") if args.queues else None,
+                queues=queues_from(args.queues),
                 concurrency=args.concurrency,
                 lease_ms=int(args.lease_seconds * 1000),
                 heartbeat_interval_ms=heartbeat_ms,

@@ -12,6 +12,7 @@ from ferry._duration import Duration, to_ms
 from ferry._jobs.definition import InputT, JobDefinition, OnSettled, ResultT
 from ferry._jobs.facade import enqueue, enqueue_many, idempotency_key_of, parse_input
 from ferry._jobs.policy import Concurrency, Retry
+from ferry._names import check_name
 from ferry.drivers.protocol import EnqueueResult
 from ferry.errors import FerryError
 
@@ -64,7 +65,7 @@ class JobHandle(Generic[InputT, ResultT]):
 
     def as_actor(self, actor: str) -> JobHandle[InputT, ResultT]:
         """This job, enqueuing as ``actor`` (recorded on the run, read as ``ctx.actor``)."""
-        return JobHandle(self._definition, actor)
+        return JobHandle(self._definition, check_name(actor, what="actor"))
 
     def idempotency_key_for(self, input: InputT | Mapping[str, Any]) -> str:
         """The idempotency key an enqueue of ``input`` would carry."""
@@ -158,9 +159,9 @@ def job(
             f"job idempotency_key {idempotency_key!r} is not a function of the input",
             'pass idempotency_key=lambda i: f"<job>:{i.<id>}"',
         )
-    _check_name("queue", queue)
+    check_name(queue, what="job queue")
     if name is not None:
-        _check_name("name", name)
+        check_name(name, what="job name")
     timeout_ms = None if timeout is None else to_ms(timeout, what="job timeout")
     if timeout_ms == 0:
         raise FerryError(
@@ -192,12 +193,3 @@ def job(
 def declared_jobs() -> list[JobDefinition[Any, Any]]:
     """Every job declared in this process, in declaration order."""
     return list(_declared)
-
-
-def _check_name(what: str, value: object) -> None:
-    if not isinstance(value, str) or not value or len(value) > 200 or value != value.strip():
-        raise FerryError(
-            "X_INVARIANT",
-            f"job {what} {value!r} must be a non-empty string without surrounding spaces",
-            f'pass {what}="..." with at most 200 characters',
-        )

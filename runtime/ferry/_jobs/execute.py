@@ -27,6 +27,7 @@ from ferry._jobs.signal import AbortSignal
 from ferry._jobs.step import Parked, Step
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
+from ferry._storable import storable_message
 from ferry._tracing import execution_span
 from ferry.drivers.protocol import (
     AckOptions,
@@ -380,7 +381,10 @@ class _Execution:
                 worker_id=self.worker_id,
                 outcome=outcome,
                 run_at_ms=run_at_ms,
-                error=JobError(error.code, error.message) if error is not None else None,
+                # The body's own exception text: kept storable, or the settle itself would fail.
+                error=JobError(error.code, storable_message(error.message))
+                if error is not None
+                else None,
                 progress=self.attempt.progress,
             ),
         )

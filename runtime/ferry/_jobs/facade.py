@@ -18,9 +18,16 @@ from pydantic import BaseModel, ValidationError
 
 from ferry._duration import Duration, to_ms
 from ferry._jobs.definition import JobDefinition
-from ferry._payload import to_json
+from ferry._names import check_name
+from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, to_json_text
+from ferry._storable import not_storable, quoted, unstorable
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, JobDriver
 from ferry.errors import FerryError
+
+MAX_KEY_BYTES = 512
+"""The longest idempotency (and concurrency) key, in bytes of UTF-8: a key is a unique-index
+entry, and every driver's index has a row-size limit well above this (PostgreSQL's btree
+refuses entries over about 2.7 kB)."""
 
 _driver: JobDriver | None = None
 _connection: ContextVar[Any] = ContextVar("ferry_connection", default=None)
@@ -90,9 +97,26 @@ def idempotency_key_of(definition: JobDefinition[Any, Any], parsed: BaseModel) -
     if not isinstance(key, str) or not key:
         raise FerryError(
             "X_IDEMPOTENCY_REQUIRED",
-            f'job "{definition.name}" produced idempotency key {key!r} for its input',
+            f'job "{definition.name}" produced idempotency key {quoted(key)} for its input',
             "make idempotency_key return a non-empty string naming the work, "
             'e.g. f"onboard:{i.org_id}"',
+        )
+    return key
+
+
+def _checked_key(key: str, *, what: str, code: str) -> str:
+    """``key`` if every driver stores it (``X_TEXT_NOT_STORABLE``) and its UTF-8 form fits
+    a unique index on every driver (``MAX_KEY_BYTES``, else ``code``)."""
+    problem = unstorable(key)
+    if problem is not None:
+        raise not_storable(f"{what} {quoted(key)}", problem)
+    size = len(key) if key.isascii() else len(key.encode("utf-8"))
+    if size > MAX_KEY_BYTES:
+        raise FerryError(
+            code,
+            f"{what} {quoted(key)} is {size:,} bytes, over the {MAX_KEY_BYTES}-byte limit",
+            'derive a short key from the input\'s ids, e.g. f"onboard:{i.org_id}"; for a long '
+            "natural key, use its hash (hashlib.sha256(text.encode()).hexdigest())",
         )
     return key
 
@@ -106,24 +130,40 @@ def build_request(
     connection: Any = None,
     actor: str | None = None,
     key_prefix: str | None = None,
+    max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
 ) -> EnqueueRequest:
-    """Validate, key and serialise one input into the row the driver writes."""
+    """Validate, key and serialise one input into the row the driver writes.
+
+    Every rule a driver's storage has is checked here, the same for every driver, so a
+    refused input reaches no queue: text without NUL or lone surrogates, keys that fit an
+    index, names that are names, and a payload of at most ``max_payload_bytes``.
+    """
     parsed = parse_input(definition, value)
+    job = f'job "{definition.name}"'
     key = idempotency_key_of(definition, parsed)
+    idempotency_key = _checked_key(
+        f"{key_prefix}:{key}" if key_prefix else key,
+        what=f"{job} idempotency key",
+        code="X_IDEMPOTENCY_KEY_INVALID",
+    )
     concurrency = definition.concurrency
     concurrency_key = None
     if concurrency is not None:
         concurrency_key = definition.name
         if concurrency.key is not None:
             concurrency_key = f"{definition.name}:{concurrency.key(parsed)}"
+        _checked_key(concurrency_key, what=f"{job} concurrency key", code="X_INVARIANT")
+    tenant = definition.tenant(parsed) if definition.tenant is not None else None
+    payload, payload_json = to_json_text(parsed, what="input", max_bytes=max_payload_bytes)
     return EnqueueRequest(
         name=definition.name,
-        queue=queue or definition.queue,
-        payload=to_json(parsed, what="input"),
-        idempotency_key=f"{key_prefix}:{key}" if key_prefix else key,
+        queue=definition.queue if queue is None else check_name(queue, what="enqueue queue"),
+        payload=payload,
+        payload_json=payload_json,
+        idempotency_key=idempotency_key,
         max_attempts=definition.retry.attempts,
         run_at_ms=run_at_ms,
-        tenant=definition.tenant(parsed) if definition.tenant is not None else None,
+        tenant=None if tenant is None else check_name(tenant, what=f"{job} tenant"),
         actor=actor,
         concurrency_key=concurrency_key,
         priority=definition.priority,
@@ -175,6 +215,7 @@ async def enqueue(
         connection=connection,
         actor=actor,
         key_prefix=key_prefix,
+        max_payload_bytes=driver.max_payload_bytes,
     )
     return await driver.enqueue(request)
 
@@ -190,7 +231,14 @@ async def enqueue_many(
     """Validate every input first, then queue them all in one round trip."""
     driver = current_job_driver()
     requests = [
-        build_request(definition, value, queue=queue, connection=connection, actor=actor)
+        build_request(
+            definition,
+            value,
+            queue=queue,
+            connection=connection,
+            actor=actor,
+            max_payload_bytes=driver.max_payload_bytes,
+        )
         for value in values
     ]
     return await driver.enqueue_many(requests) if requests else []

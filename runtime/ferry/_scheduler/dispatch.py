@@ -111,7 +111,9 @@ class Dispatcher:
             return False
         for occurrence, checked_through in planned_fires(task, through, now_ms):
             try:
-                requests = task.dispatch_requests(occurrence)
+                requests = task.dispatch_requests(
+                    occurrence, max_payload_bytes=self._driver.max_payload_bytes
+                )
                 results = await self._driver.enqueue_many(requests) if requests else []
             except Exception as refused:
                 # Held back, not skipped: the row stays put and the next round retries it.

@@ -30,7 +30,7 @@ from ferry._jobs.policy import Retry
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
 from ferry._webhooks.signing import secret_key, signed_headers
-from ferry._webhooks.targets import check_target
+from ferry._webhooks.targets import check_target, transport_for
 from ferry.drivers.protocol import AttemptOutcome, JsonValue, WebhookAttempt, WebhookLedger
 from ferry.errors import FerryError
 
@@ -172,7 +172,9 @@ class _Delivery:
         clock = current_job_driver().clock
         target = await self._endpoint(input)
         keys = _keys(target)
-        await check_target(target.url, endpoint_id=target.id, allow_private=self.allow_private)
+        checked = await check_target(
+            target.url, endpoint_id=target.id, allow_private=self.allow_private
+        )
         found, body = await self._event(input)
         ctx.signal.throw_if_aborted()
         timestamp_s = clock.now_ms() // 1000
@@ -181,7 +183,9 @@ class _Delivery:
         started = time.monotonic()
         try:
             async with httpx.AsyncClient(
-                timeout=self.request_timeout_s, follow_redirects=False
+                transport=transport_for(checked),
+                timeout=self.request_timeout_s,
+                follow_redirects=False,
             ) as client:
                 response = await client.post(target.url, content=body, headers=headers)
         except httpx.HTTPError as unreachable:

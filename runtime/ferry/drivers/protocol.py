@@ -72,6 +72,9 @@ class EnqueueRequest:
     priority: int = 0
     connection: Any = None
     """A transaction to join (an asyncpg connection for Postgres); ``None``: the driver's own."""
+    payload_json: str | None = None
+    """``payload`` as JSON text, serialised once by the enqueue facade after its checks; a
+    driver that stores text stores this (``None``: serialise ``payload`` itself)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -596,6 +599,12 @@ class JobDriver(Protocol):
     @property
     def clock(self) -> Clock:
         """The clock whose now every ``run_at``, lease and retention is measured on."""
+        ...
+
+    @property
+    def max_payload_bytes(self) -> int:
+        """The largest payload, in bytes of UTF-8 JSON text, the facade lets through to this
+        driver (``max_payload_bytes=`` where the driver is built)."""
         ...
 
     @property

@@ -15,6 +15,8 @@ from typing import Any, Literal
 from ferry._checks import require_count
 from ferry._jobs.declaration import JobHandle
 from ferry._jobs.facade import build_request, current_job_driver, enqueue
+from ferry._names import check_name
+from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES
 from ferry.drivers.protocol import EnqueueRequest
 from ferry.errors import FerryError
 from ferry.tasks._cron import describe_cron, parse_cron
@@ -92,7 +94,9 @@ class TaskHandle:
             fired.append({"job": handle.name, "result": result})
         return fired
 
-    def dispatch_requests(self, occurrence_ms: int) -> list[EnqueueRequest]:
+    def dispatch_requests(
+        self, occurrence_ms: int, *, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
+    ) -> list[EnqueueRequest]:
         """The rows a scheduled tick writes: keys scoped ``<task>:<occurrenceMs>:<job key>``,
         so a second scheduler or a retried tick cannot fire one occurrence twice."""
         return [
@@ -101,6 +105,7 @@ class TaskHandle:
                 value,
                 actor=handle.actor,
                 key_prefix=f"{self.name}:{occurrence_ms}",
+                max_payload_bytes=max_payload_bytes,
             )
             for handle, value in self.entries(occurrence_ms)
         ]
@@ -142,6 +147,8 @@ def task(
 ) -> TaskHandle:
     """Declare a schedule. ``tz`` is required and must be an IANA zone: a schedule without
     one moves when a container's TZ changes."""
+    if name is not None:
+        check_name(name, what="task name")
     if catch_up not in CATCH_UP_POLICIES:
         raise FerryError(
             "X_INVARIANT",

@@ -5,12 +5,12 @@ The rules (spec: Scheduled tasks, "tz is required for a reason"):
 * Fall-back overlap, a wall time that happens twice. A *fixed* time (``30 1 * * *``) fires once,
   on the first pass: "01:30 every night" means one run a night. An *interval* (the minute or hour
   field is ``*`` or ``*/n``) fires on both passes, because the repeated hour is real elapsed time.
-* Spring-forward gap, a wall time that never happens. A *fixed* time fires at the zone's next
-  valid instant, the transition itself (``30 2 * * *`` in New York fires at 03:00 EDT); every gap
-  wall time of one schedule lands on that instant, so they make one fire. An *interval* schedule
-  has no fires for the skipped wall minutes: elapsed time is continuous, and ``*/5`` goes on from
-  01:55 EST to 03:00 EDT, five minutes later. (So ``*/5 2 * * *`` does not fire at all on a day
-  whose 02:00 hour is skipped.)
+* Spring-forward gap, a wall time that never happens: "it has no instant — the framework fires it
+  at the zone's next valid instant", for every schedule, fixed or interval. That instant is the
+  transition itself (``30 2 * * *`` in New York fires at 03:00 EDT). Every gap wall time of one
+  schedule lands on it, so a night's gap times make one fire there: ``*/10 2 * * *`` fires once,
+  at 03:00 EDT, on the night 02:00 is skipped, and ``*/5 * * * *`` fires at 03:00 EDT once for
+  the skipped hour and its own 03:00 together.
 * Days match as in standard cron: with both day fields restricted, either one is enough.
 
 The walk is over local calendar days, never over UTC minutes. A day the schedule skips costs one
@@ -124,7 +124,7 @@ def _fires_between(
     # Days come in order and a steady day's fires are already sorted, so this sort is near-linear.
     fires.sort()
     in_window = fires[bisect_right(fires, start_ms) : bisect_right(fires, end_ms)]
-    return list(dict.fromkeys(in_window))  # gap wall times sharing one transition fire once
+    return list(dict.fromkeys(in_window))  # a night's gap wall times fire once, together
 
 
 def _day_fires(day: date, zone: ZoneInfo, walls_ms: list[int], is_interval: bool) -> list[int]:
@@ -162,9 +162,8 @@ def _wall_fires(wall_s: int, zone: ZoneInfo, is_interval: bool) -> list[int]:
         # Both readings are real: a fall-back overlap. A fixed time is one run a night, so only
         # the first pass; an interval counts elapsed time, and the repeated hour is elapsed time.
         return [earlier * 1000, later * 1000] if is_interval else [earlier * 1000]
-    # Neither reading is real: a spring-forward gap.
-    if is_interval:
-        return []  # the skipped minutes never elapsed; the interval goes on after the gap
+    # Neither reading is real: a spring-forward gap. Any schedule fires at the zone's next
+    # valid instant (the spec states no exception); the caller merges a night's gap times.
     return [_gap_end_s(earlier, later, zone) * 1000]
 
 

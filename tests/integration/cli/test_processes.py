@@ -113,15 +113,21 @@ async def test_ferry_dev_runs_the_worker_and_serves_the_dashboard_in_one_process
         previous = set_job_driver(driver)
         try:
             job_id = (await greet.enqueue({"name": "dev"})).job_id
+            failing_id = (await greet.enqueue({"name": "flop", "fail": True})).job_id
         finally:
             set_job_driver(previous)
         await eventually(lambda: _is(driver, job_id, "completed"), "the run completing", log)
+        await eventually(lambda: _is(driver, failing_id, "dead"), "the failing run dying", log)
     finally:
         dev.send_signal(signal.SIGTERM)
         code = await dev.wait()
         await driver.close()
     assert code == 0, read_log(log)
     assert f"http://127.0.0.1:{port}/admin/jobs  (no token)" in read_log(log)
+    # The text log lines carry each event's fields, not just its name.
+    [retrying] = [line for line in read_log(log).splitlines() if "jobs.run.retrying" in line]
+    for field in (f"job_id={failing_id}", "job=cli.greet", "code=X_JOB_FAILED", "attempt=1"):
+        assert field in retrying, retrying
 
 
 def test_ferry_admin_refuses_to_start_without_a_token(ferry: Ferry) -> None:

@@ -8,7 +8,7 @@ import asyncpg
 import pytest
 
 from ferry.drivers import postgres_job_driver
-from ferry.drivers._postgres.migrate import known_migrations
+from ferry.drivers._postgres.ledger import known_migrations
 from ferry.errors import FerryError
 
 
@@ -61,3 +61,110 @@ async def test_a_closed_driver_refuses_work(postgres_dsn: str, pg_schema: str) -
     with pytest.raises(FerryError) as refused:
         await driver.stats()
     assert refused.value.code == "X_DRIVER_CLOSED"
+
+
+# -- the ledger is judged before anything runs on the schema ---------------------------------
+
+
+async def _migrated(postgres_dsn: str, schema: str) -> None:
+    driver = postgres_job_driver(postgres_dsn, schema=schema)
+    try:
+        await driver.migrate()
+    finally:
+        await driver.close()
+
+
+async def _refused_after(
+    postgres_dsn: str, schema: str, admin: asyncpg.Connection, change: str, *args: object
+) -> FerryError:
+    """Migrate ``schema``, run ``change`` on it, and answer how a driver's open refuses it."""
+    await _migrated(postgres_dsn, schema)
+    await admin.execute(change, *args)
+    driver = postgres_job_driver(postgres_dsn, schema=schema)
+    try:
+        with pytest.raises(FerryError) as refused:
+            await driver.open()
+        with pytest.raises(FerryError):
+            await driver.stats()  # every later call is refused the same way, nothing runs
+    finally:
+        await driver.close()
+    return refused.value
+
+
+async def test_a_schema_newer_than_this_ferry_is_refused_naming_both_versions(
+    postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
+) -> None:
+    newest = known_migrations()[-1]
+    refused = await _refused_after(
+        postgres_dsn,
+        pg_schema,
+        admin,
+        f"INSERT INTO \"{pg_schema}\".migrations VALUES ({newest.version + 1}, 'future', 0)",
+    )
+    assert refused.code == "X_SCHEMA_NEWER"
+    assert f"{newest.version + 1:04d}_future" in refused.message
+    assert newest.label in refused.message
+    assert refused.fix
+
+
+async def test_a_missing_ledger_row_whose_objects_exist_is_drift_and_the_fix_repairs_it(
+    postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
+) -> None:
+    dropped = known_migrations()[-2]
+    refused = await _refused_after(
+        postgres_dsn,
+        pg_schema,
+        admin,
+        f'DELETE FROM "{pg_schema}".migrations WHERE version = $1',
+        dropped.version,
+    )
+    assert refused.code == "X_SCHEMA_DRIFT"
+    assert dropped.label in refused.message and "already exists" in refused.message
+    # The fix line carries the statement that records the row; running it repairs the ledger.
+    repair = refused.fix[refused.fix.index("INSERT") : refused.fix.index(" — then")]
+    await admin.execute(repair)
+    await _migrated(postgres_dsn, pg_schema)
+
+
+async def test_a_lost_ledger_beside_existing_tables_is_drift_not_a_duplicate_table_error(
+    postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
+) -> None:
+    refused = await _refused_after(
+        postgres_dsn, pg_schema, admin, f'DROP TABLE "{pg_schema}".migrations'
+    )
+    assert refused.code == "X_SCHEMA_DRIFT"
+    assert known_migrations()[0].label in refused.message
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ("SET name = 'outbox' WHERE version = 3", "0003_outbox"),
+        ("SET checksum = 'edited' WHERE version = 1", "checksum"),
+    ],
+)
+async def test_a_ledger_row_that_is_not_the_shipped_file_is_drift(
+    postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection, change: str, named: str
+) -> None:
+    refused = await _refused_after(
+        postgres_dsn, pg_schema, admin, f'UPDATE "{pg_schema}".migrations {change}'
+    )
+    assert refused.code == "X_SCHEMA_DRIFT"
+    assert named in refused.message and refused.fix
+
+
+async def test_a_ledger_from_before_checksums_is_read_and_gets_its_checksums(
+    postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
+) -> None:
+    await _migrated(postgres_dsn, pg_schema)
+    await admin.execute(f'ALTER TABLE "{pg_schema}".migrations DROP COLUMN checksum')
+    await _migrated(postgres_dsn, pg_schema)
+    rows = await admin.fetch(f'SELECT version, checksum FROM "{pg_schema}".migrations ORDER BY 1')
+    assert [(r["version"], r["checksum"]) for r in rows] == [
+        (m.version, m.checksum) for m in known_migrations()
+    ]
+
+
+def test_the_migration_numbers_keep_their_gap_so_old_ledgers_still_match() -> None:
+    # 0004 was never shipped; databases migrated by earlier ferries record 5 and 6.
+    assert [m.label for m in known_migrations()][3:5] == ["0005_cancel_requests", "0006_caps"]

@@ -3,7 +3,8 @@
 The expectations here never come from the code under test: a reference walker steps through
 every UTC minute of a window, reads the zone's wall clock with zoneinfo, and applies the spec's
 rules itself — a fixed time fires on the first pass of a repeated hour only, an interval on both;
-a fixed wall time the clock skips fires at the first instant after the skip, an interval does not.
+any wall time the clock skips fires at the first instant after the skip (the zone's next valid
+instant), so a night's skipped times make one fire there.
 """
 
 from __future__ import annotations
@@ -138,10 +139,8 @@ def reference_fires(cron: str, tz: str, start_ms: int, end_ms: int) -> list[int]
             and schedule.matches(minute.wall)
             and (schedule.interval or not minute.second_pass)
         )
-        # skipped wall times: a fixed one fires at the first instant after the skip
-        fires_for_skipped = (
-            minute.skipped and not schedule.interval and any(map(schedule.matches, minute.skipped))
-        )
+        # skipped wall times, of any schedule: they fire at the first instant after the skip
+        fires_for_skipped = minute.skipped and any(map(schedule.matches, minute.skipped))
         if fires_now or fires_for_skipped:
             fires.append(minute.instant_ms)
     return fires
@@ -178,9 +177,9 @@ CRONS = [
     "0 0 * * *",  # fixed at midnight: inside Santiago's gap
     "15 0,23 * * *",  # fixed around midnight: Santiago's gap and overlap
     "0,20,40 2 * * *",  # several fixed times in one gap: one fire at the transition
-    "*/30 * * * *",  # interval through both passes, skipping the gap
+    "*/30 * * * *",  # interval through both passes; its gap times fire at the transition
     "0 * * * *",  # interval by the hour field
-    "*/15 2 * * *",  # interval confined to the gap hour
+    "*/15 2 * * *",  # interval confined to the gap hour: one fire at the transition
     "45 1 * * SUN",  # fixed, weekday-gated (most transitions are on Sundays)
     "0 12 1,15 * 6",  # dom OR dow
 ]
@@ -320,19 +319,77 @@ def test_hourly_by_hour_field_runs_through_both_passes() -> None:
     ]
 
 
-def test_interval_has_no_fires_for_skipped_wall_minutes() -> None:
-    # elapsed time is continuous: 01:30 EST, then 03:00 EDT half an hour later
+def test_an_interval_fires_its_gap_times_once_at_the_transition() -> None:
+    # 02:00 and 02:30 never happen on 2026-03-08: they fire at 03:00 EDT (07:00Z), together
+    # with 03:00's own fire — one instant, one fire.
     fires = occurrences("*/30 * * * *", NEW_YORK, ms("2026-03-08T06:00Z"), ms("2026-03-08T08:00Z"))
     assert [iso(f) for f in fires] == [
-        "2026-03-08T06:30Z",
-        "2026-03-08T07:00Z",
+        "2026-03-08T06:30Z",  # 01:30 EST
+        "2026-03-08T07:00Z",  # 02:00, 02:30 (skipped) and 03:00 EDT
         "2026-03-08T07:30Z",
         "2026-03-08T08:00Z",
     ]
-    assert (
-        occurrences("*/15 2 * * *", NEW_YORK, ms("2026-03-08T05:00Z"), ms("2026-03-08T09:00Z"))
-        == []
+    gap_hour_only = occurrences(
+        "*/15 2 * * *", NEW_YORK, ms("2026-03-08T05:00Z"), ms("2026-03-08T09:00Z")
     )
+    assert [iso(f) for f in gap_hour_only] == ["2026-03-08T07:00Z"]
+
+
+#: The spec's gap rule on the schedules that used to skip their gap times: (cron, zone,
+#: window start, window end, fires). Each night's gap times make one fire at the transition.
+GAP_TABLE = [
+    # New York, 2026-03-08: 02:00 EST jumps to 03:00 EDT (07:00Z)
+    (
+        "15 */2 * * *",
+        NEW_YORK,
+        "2026-03-08T04:00Z",
+        "2026-03-08T09:00Z",
+        [
+            "2026-03-08T05:15Z",
+            "2026-03-08T07:00Z",
+            "2026-03-08T08:15Z",
+        ],  # 00:15, 02:15→03:00, 04:15
+    ),
+    (
+        "*/10 2 * * *",
+        NEW_YORK,
+        "2026-03-07T00:00Z",
+        "2026-03-09T00:00Z",
+        [f"2026-03-07T07:{m:02d}Z" for m in range(0, 60, 10)] + ["2026-03-08T07:00Z"],
+    ),
+    # Lord Howe, 2026-10-04: 02:00 +10:30 jumps to 02:30 +11 (15:30Z on the 3rd)
+    (
+        "0 * * * *",
+        "Australia/Lord_Howe",
+        "2026-10-03T14:00Z",
+        "2026-10-03T17:00Z",
+        ["2026-10-03T14:30Z", "2026-10-03T15:30Z", "2026-10-03T16:00Z", "2026-10-03T17:00Z"],
+    ),
+    # Chatham, 2026-09-27: 02:45 +12:45 jumps to 03:45 +13:45 (14:00Z on the 26th); 03:00 and
+    # 03:30 never happen and fire once, at the transition
+    (
+        "*/30 1-3 * * *",
+        "Pacific/Chatham",
+        "2026-09-26T12:00Z",
+        "2026-09-26T15:00Z",
+        [
+            "2026-09-26T12:15Z",  # 01:00 +12:45
+            "2026-09-26T12:45Z",
+            "2026-09-26T13:15Z",
+            "2026-09-26T13:45Z",  # 02:30 +12:45
+            "2026-09-26T14:00Z",  # 03:00 and 03:30, at 03:45 +13:45
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("cron", "tz", "start", "end", "expected"), GAP_TABLE)
+def test_gap_times_of_every_schedule_fire_at_the_zones_next_valid_instant(
+    cron: str, tz: str, start: str, end: str, expected: list[str]
+) -> None:
+    fires = occurrences(cron, tz, ms(start), ms(end))
+    assert [iso(f) for f in fires] == expected
+    assert fires == reference_fires(cron, tz, ms(start), ms(end))
 
 
 def test_thirty_minute_shift_in_lord_howe() -> None:

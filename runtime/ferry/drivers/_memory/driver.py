@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ferry._clock import Clock, SystemClock
+from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._memory.backfills import MemoryBackfillLedger
 from ferry.drivers._memory.introspect import MemoryIntrospection
 from ferry.drivers._memory.leases import MemoryLeaseStore
@@ -48,8 +49,14 @@ from ferry.errors import FerryError
 class MemoryJobDriver(SingleRunCalls):
     """All runs, steps, slots, scheduler rows, outbox entries and ledgers in this process."""
 
-    def __init__(self, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+    ) -> None:
         self._clock: Clock = clock or SystemClock()
+        self._max_payload_bytes = payload_limit(max_payload_bytes)
         self._runs = Runs()
         self._closed = False
         self._steps = MemoryStepStore(self._holds)
@@ -68,6 +75,10 @@ class MemoryJobDriver(SingleRunCalls):
     @property
     def clock(self) -> Clock:
         return self._clock
+
+    @property
+    def max_payload_bytes(self) -> int:
+        return self._max_payload_bytes
 
     @property
     def steps(self) -> MemoryStepStore:
@@ -300,6 +311,12 @@ class MemoryJobDriver(SingleRunCalls):
             )
 
 
-def memory_job_driver(*, clock: Clock | None = None) -> MemoryJobDriver:
-    """A driver that keeps everything in this process — for tests and experiments only."""
-    return MemoryJobDriver(clock=clock)
+def memory_job_driver(
+    *, clock: Clock | None = None, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
+) -> MemoryJobDriver:
+    """A driver that keeps everything in this process — for tests and experiments only.
+
+    ``max_payload_bytes`` limits one enqueued payload's JSON text (default 1 MiB), the
+    same rule as on the durable drivers.
+    """
+    return MemoryJobDriver(clock=clock, max_payload_bytes=max_payload_bytes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ferry._clock import Clock
+from ferry._names import check_name
 from ferry.drivers._memory.runs import Run, Runs
 from ferry.drivers._memory.steps import MemoryStepStore
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
@@ -87,10 +88,10 @@ class MemoryIntrospection:
         return completed
 
     async def pause_queue(self, queue: str) -> None:
-        self._runs.paused.add(queue)
+        self._runs.paused.add(check_name(queue, what="queue"))
 
     async def resume_queue(self, queue: str) -> None:
-        self._runs.paused.discard(queue)
+        self._runs.paused.discard(check_name(queue, what="queue"))
 
     def _existing(self, job_id: str) -> Run:
         run = self._runs.by_id.get(job_id)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 
+# The facade's own serialisation: the SQL casts the text to jsonb, so no connection needs
+# a codec, and a payload the facade already serialised is stored as it is.
+from ferry._payload import json_text
 from ferry.drivers.protocol import JobError, JsonValue, Progress
 
+__all__ = ["from_json_text", "job_error_of", "json_text", "progress_of", "run_pk"]
+
 _BIGINT_MAX = 2**63 - 1
-
-
-def json_text(value: JsonValue) -> str:
-    """``value`` as JSON text; the SQL casts it to jsonb, so no connection needs a codec."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def from_json_text(text: str | None) -> JsonValue:

@@ -18,8 +18,10 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from ferry._clock import Clock
+from ferry.drivers._postgres.ledger import Migration
 from ferry.drivers._postgres.migrate import apply_migrations
 from ferry.drivers._postgres.queries import Queries
+from ferry.drivers._postgres.reach import connection_refusals
 from ferry.errors import FerryError
 
 # Strings: asyncpg's classes are generic only in its stubs, not at run time.
@@ -43,6 +45,7 @@ class Database:
         self.queries = Queries(schema)
         self.clock = clock
         self._target = target
+        self._dsn = target if isinstance(target, str) else None
         self._pool_max_size = pool_max_size
         self._pool: Pool | None = None
         self._migrated = False
@@ -63,13 +66,20 @@ class Database:
         async with self._opening:
             if not self._migrated:
                 await self.migrate()
-                self._migrated = True
 
-    async def migrate(self) -> list[int]:
-        """Apply pending migrations now; answers the versions this call applied."""
-        pool = await self._connected()
-        async with pool.acquire() as connection:
-            return await apply_migrations(connection, self.queries, self.clock)
+    async def migrate(self) -> list[Migration]:
+        """Apply pending migrations now; answers the migrations this call applied.
+
+        An unreachable database or a malformed URL is ``X_DB_UNREACHABLE`` or
+        ``X_DB_URL_INVALID``; a schema newer than this ferry or a drifted ledger is refused
+        (``X_SCHEMA_NEWER``, ``X_SCHEMA_DRIFT``) before anything runs on it.
+        """
+        with connection_refusals(self._dsn):
+            pool = await self._connected()
+            async with pool.acquire() as connection:
+                applied = await apply_migrations(connection, self.queries, self.clock)
+        self._migrated = True
+        return applied
 
     def listen_session(self) -> AbstractAsyncContextManager[ListenConnection]:
         """A connection to LISTEN on: a dedicated one for a DSN, a borrowed one for a pool."""

@@ -15,6 +15,7 @@ import asyncpg
 
 from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
+from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._postgres.backfills import PostgresBackfillLedger
 from ferry.drivers._postgres.columns import (
     from_json_text,
@@ -64,8 +65,10 @@ class PostgresJobDriver(SingleRunCalls):
         schema: str,
         clock: Clock,
         pool_max_size: int,
+        max_payload_bytes: int,
     ) -> None:
         self._clock = clock
+        self._max_payload_bytes = payload_limit(max_payload_bytes)
         self._db = Database(target, schema=schema, clock=clock, pool_max_size=pool_max_size)
         queries = self._db.queries
         self._listener = Listener(
@@ -91,6 +94,10 @@ class PostgresJobDriver(SingleRunCalls):
     def schema(self) -> str:
         """The schema holding this driver's tables."""
         return self._db.queries.schema
+
+    @property
+    def max_payload_bytes(self) -> int:
+        return self._max_payload_bytes
 
     @property
     def steps(self) -> PostgresStepStore:
@@ -126,7 +133,7 @@ class PostgresJobDriver(SingleRunCalls):
 
     async def migrate(self) -> list[int]:
         """Apply pending migrations now; answers the versions this call applied."""
-        return await self._db.migrate()
+        return [migration.version for migration in await self._db.migrate()]
 
     def wake(self) -> ChannelWake:
         """This driver's one LISTEN session, on the runs channel; listening once called."""
@@ -299,7 +306,7 @@ def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
     return (
         r.name,
         r.queue,
-        json_text(r.payload),
+        r.payload_json if r.payload_json is not None else json_text(r.payload),
         r.idempotency_key,
         r.max_attempts,
         r.run_at_ms,
@@ -361,15 +368,18 @@ def postgres_job_driver(
     schema: str = "ferry",
     clock: Clock | None = None,
     pool_max_size: int = 10,
+    max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
 ) -> PostgresJobDriver:
     """A driver on PostgreSQL; it connects and migrates on first use, not here.
 
     Given a DSN, it creates (and on ``close`` closes) a pool of up to ``pool_max_size``
     connections; given an ``asyncpg`` pool, it borrows it and never closes it.
+    ``max_payload_bytes`` limits one enqueued payload's JSON text (default 1 MiB).
     """
     return PostgresJobDriver(
         dsn_or_pool,
         schema=schema,
         clock=clock or SystemClock(),
         pool_max_size=pool_max_size,
+        max_payload_bytes=max_payload_bytes,
     )

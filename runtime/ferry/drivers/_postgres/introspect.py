@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import asyncpg
 
+from ferry._names import check_name
 from ferry.drivers._postgres.columns import from_json_text, job_error_of, progress_of, run_pk
 from ferry.drivers._postgres.database import Database
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
@@ -87,10 +88,12 @@ class PostgresIntrospection:
         return now
 
     async def pause_queue(self, queue: str) -> None:
+        check_name(queue, what="queue")
         pool = await self._db.pool()
         await pool.execute(self._db.queries["queue_pause"], queue, self._db.clock.now_ms())
 
     async def resume_queue(self, queue: str) -> None:
+        check_name(queue, what="queue")
         pool = await self._db.pool()
         await pool.execute(self._db.queries["queue_resume"], queue)
 

@@ -5,3 +5,5 @@ CREATE TABLE IF NOT EXISTS {schema}.migrations (
     name          text    NOT NULL,
     applied_at_ms bigint  NOT NULL
 );
+ALTER TABLE {schema}.migrations ADD COLUMN IF NOT EXISTS checksum text;
+COMMENT ON COLUMN {schema}.migrations.checksum IS 'sha256 of the migration file as applied; ferry refuses a schema whose ledger disagrees with the files it ships.';
