@@ -28,10 +28,12 @@ from ferry.drivers.protocol import (
     JobState,
     JsonValue,
     NackOptions,
+    OutcomeBucket,
     Progress,
     QueueStats,
     RunDetail,
     RunFilter,
+    RunLatency,
     RunSummary,
     StepRecord,
 )
@@ -230,9 +232,12 @@ class MemoryJobDriver:
             # An operator asked to cancel it while it ran: it never goes back to the queue.
             run.state, run.last_error = "cancelled", _CANCELLED
         run.progress = options.progress or run.progress
-        run.run_at_ms = options.run_at_ms if options.run_at_ms is not None else now
         if run.state in ("dead", "cancelled"):
+            # An ended run keeps the instant it last became due, as the SQL settle does:
+            # its due-to-done latency is read from it.
             run.finished_at_ms = now
+        else:
+            run.run_at_ms = options.run_at_ms if options.run_at_ms is not None else now
         self._release(run, now)
         return True
 
@@ -381,6 +386,7 @@ class MemoryIntrospection:
 
     def __init__(self, driver: MemoryJobDriver) -> None:
         self._driver = driver
+        self._revoked: dict[str, int] = {}
 
     async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
         f = run_filter
@@ -447,6 +453,48 @@ class MemoryIntrospection:
             if run.state == "completed" and (run.finished_at_ms or 0) > since_ms:
                 completed[run.queue] = completed.get(run.queue, 0) + 1
         return completed
+
+    async def outcome_series(self, since_ms: int, bucket_ms: int) -> Sequence[OutcomeBucket]:
+        counts: dict[tuple[str, int], list[int]] = {}
+        for run in self._ended():
+            assert run.finished_at_ms is not None
+            if run.finished_at_ms >= since_ms:
+                start = since_ms + (run.finished_at_ms - since_ms) // bucket_ms * bucket_ms
+                bucket = counts.setdefault((run.queue, start), [0, 0])
+                bucket[0 if run.state == "completed" else 1] += 1
+        return [
+            OutcomeBucket(queue, start, completed, dead)
+            for (queue, start), (completed, dead) in sorted(counts.items())
+        ]
+
+    async def recent_latencies(self, limit: int) -> Sequence[RunLatency]:
+        newest = sorted(self._ended(), key=lambda r: (r.finished_at_ms, r.seq), reverse=True)
+        return [
+            RunLatency(
+                id=run.id,
+                queue=run.queue,
+                name=run.name,
+                state="completed" if run.state == "completed" else "dead",
+                finished_at_ms=run.finished_at_ms or 0,
+                latency_ms=max((run.finished_at_ms or 0) - run.run_at_ms, 0),
+            )
+            for run in newest[: max(limit, 0)]
+        ]
+
+    async def revoke_session(self, session: str, *, until_ms: int) -> None:
+        now = self._driver.clock.now_ms()
+        self._revoked = {s: until for s, until in self._revoked.items() if until > now}
+        self._revoked[session] = max(self._revoked.get(session, until_ms), until_ms)
+
+    async def session_revoked(self, session: str) -> bool:
+        return self._revoked.get(session, 0) > self._driver.clock.now_ms()
+
+    def _ended(self) -> list[_Run]:
+        return [
+            run
+            for run in self._driver._runs.values()
+            if run.state in ("completed", "dead") and run.finished_at_ms is not None
+        ]
 
     async def pause_queue(self, queue: str) -> None:
         self._driver._paused.add(queue)

@@ -13,9 +13,11 @@ from ferry.drivers._refusals import run_in_wrong_state, run_not_found
 from ferry.drivers.protocol import (
     JOB_STATES,
     JobState,
+    OutcomeBucket,
     QueueStats,
     RunDetail,
     RunFilter,
+    RunLatency,
     RunSummary,
     StepRecord,
 )
@@ -79,6 +81,40 @@ class PostgresIntrospection:
         pool = await self._db.pool()
         rows = await pool.fetch(self._db.queries["queue_throughput"], since_ms)
         return {row["queue"]: row["completed"] for row in rows}
+
+    async def outcome_series(self, since_ms: int, bucket_ms: int) -> Sequence[OutcomeBucket]:
+        pool = await self._db.pool()
+        rows = await pool.fetch(self._db.queries["outcome_series"], since_ms, bucket_ms)
+        return [
+            OutcomeBucket(row["queue"], row["start_ms"], row["completed"], row["dead"])
+            for row in rows
+        ]
+
+    async def recent_latencies(self, limit: int) -> Sequence[RunLatency]:
+        pool = await self._db.pool()
+        rows = await pool.fetch(self._db.queries["recent_latencies"], max(limit, 0))
+        return [
+            RunLatency(
+                id=row["id"],
+                queue=row["queue"],
+                name=row["name"],
+                state=row["state"],
+                finished_at_ms=row["finished_at_ms"],
+                latency_ms=row["latency_ms"],
+            )
+            for row in rows
+        ]
+
+    async def revoke_session(self, session: str, *, until_ms: int) -> None:
+        pool = await self._db.pool()
+        now = self._db.clock.now_ms()
+        await pool.execute(self._db.queries["session_revoke"], session, until_ms, now)
+
+    async def session_revoked(self, session: str) -> bool:
+        pool = await self._db.pool()
+        now = self._db.clock.now_ms()
+        revoked: bool = await pool.fetchval(self._db.queries["session_revoked"], session, now)
+        return revoked
 
     async def server_now_ms(self) -> int:
         """The database server's wall clock, in epoch ms (for the clock-skew check)."""

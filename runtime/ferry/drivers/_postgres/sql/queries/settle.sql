@@ -21,7 +21,9 @@ settled AS (
                           AND r.state IN ('queued', 'sleeping') THEN 'cancelled'
                      ELSE r.state END,
         attempts = j.attempts - r.attempts_given_back,
-        run_at_ms = coalesce(r.run_at_ms, j.run_at_ms),
+        -- An ended run keeps the instant it last became due: its latency is read from it.
+        run_at_ms = CASE WHEN r.state IN ('dead', 'cancelled') THEN j.run_at_ms
+                         ELSE coalesce(r.run_at_ms, j.run_at_ms) END,
         result = CASE WHEN r.state = 'completed' THEN r.result::jsonb ELSE j.result END,
         last_error_code = CASE WHEN j.cancel_requested_at_ms IS NOT NULL
                                     AND r.state IN ('queued', 'sleeping') THEN 'X_CANCELLED'
