@@ -15,21 +15,6 @@ from typing import Any, TextIO
 from ferry.errors import FerryError
 
 
-def camel_keys(value: Any) -> Any:
-    """``value`` with every dict key in camelCase, the JSON envelope's key style
-    (``concurrencyKey``, ``nextMs``) — the same names the spec's examples use."""
-    if isinstance(value, dict):
-        return {_camel(str(key)): camel_keys(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [camel_keys(item) for item in value]
-    return value
-
-
-def _camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
 @dataclass
 class Outcome:
     """What a command produced: a summary line, the data, and any findings."""
