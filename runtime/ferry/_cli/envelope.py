@@ -26,6 +26,8 @@ class Outcome:
     ok: bool = True
     text: str | None = None
     """The human rendering (a table); the summary alone when None."""
+    silent: bool = False
+    """Print nothing: the command owned stdout (``ferry mcp`` over stdio speaks on it)."""
 
     @classmethod
     def refused(cls, command: str, error: FerryError) -> Outcome:
@@ -42,6 +44,8 @@ class Outcome:
 
     def emit(self, *, as_json: bool, out: TextIO | None = None) -> int:
         """Print the outcome; returns the process exit code."""
+        if self.silent and self.ok:
+            return 0
         stream = out or sys.stdout
         if as_json:
             stream.write(json.dumps(self.envelope(), default=str) + "\n")
