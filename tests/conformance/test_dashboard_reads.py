@@ -111,3 +111,24 @@ async def test_a_revoked_session_is_refused_until_its_revocation_lapses(
     assert not await introspect.session_revoked("s1"), "the cookie has lapsed by now anyway"
     await introspect.revoke_session("s2", until_ms=clock.now_ms() + MINUTE)
     assert await introspect.session_revoked("s2")
+
+
+async def test_stats_report_when_the_longest_waiting_due_run_became_due(
+    driver: JobDriver, clock: FrozenClock
+) -> None:
+    def request(key: str, run_at_ms: int | None = None) -> EnqueueRequest:
+        return EnqueueRequest(
+            name="chart", queue="a", payload={}, idempotency_key=key, max_attempts=1,
+            run_at_ms=run_at_ms,
+        )  # fmt: skip
+
+    first_due = clock.now_ms()
+    await driver.enqueue(request("due"))
+    await driver.enqueue(request("later", run_at_ms=first_due + 3_600_000))  # not due yet
+    clock.advance("90s")
+    await driver.enqueue(request("newer"))
+    [queue] = await driver.stats()
+    assert (queue.queue, queue.oldest_due_at_ms) == ("a", first_due)
+    await _run_to_end(driver, clock, "b1", "b", wait_ms=0, dead=False)
+    by_queue = {q.queue: q for q in await driver.stats()}
+    assert by_queue["b"].oldest_due_at_ms is None, "nothing waits on b"

@@ -154,6 +154,9 @@ class QueueStats:
     queue: str
     counts: Mapping[JobState, int]
     paused: bool = False
+    oldest_due_at_ms: int | None = None
+    """When the longest-waiting due run (queued, ``run_at`` at or before now) became due;
+    None when none waits. Now minus this is the queue's age, what a backlog alert reads."""
 
 
 @dataclass(frozen=True, slots=True)

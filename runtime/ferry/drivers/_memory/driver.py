@@ -256,13 +256,17 @@ class MemoryJobDriver:
 
     async def stats(self) -> list[QueueStats]:
         counts: dict[str, dict[JobState, int]] = {}
+        oldest: dict[str, int] = {}
+        now = self._clock.now_ms()
         for run in self._runs.values():
             per_queue = counts.setdefault(run.queue, dict.fromkeys(JOB_STATES, 0))
             per_queue[run.state] += 1
+            if run.state == "queued" and run.run_at_ms <= now:
+                oldest[run.queue] = min(oldest.get(run.queue, run.run_at_ms), run.run_at_ms)
         for queue in self._paused:
             counts.setdefault(queue, dict.fromkeys(JOB_STATES, 0))
         return [
-            QueueStats(queue, state_counts, queue in self._paused)
+            QueueStats(queue, state_counts, queue in self._paused, oldest.get(queue))
             for queue, state_counts in sorted(counts.items())
         ]
 

@@ -135,14 +135,18 @@ class PostgresIntrospection:
         pool = await self._db.pool()
         counts: dict[str, dict[JobState, int]] = {}
         paused: set[str] = set()
-        for row in await pool.fetch(self._db.queries["queue_stats"]):
+        oldest: dict[str, int] = {}
+        now = self._db.clock.now_ms()
+        for row in await pool.fetch(self._db.queries["queue_stats"], now):
             per_queue = counts.setdefault(row["queue"], dict.fromkeys(JOB_STATES, 0))
             if row["paused"]:
                 paused.add(row["queue"])
             else:
                 per_queue[row["state"]] = row["runs"]
+                if row["oldest_due_at_ms"] is not None:
+                    oldest[row["queue"]] = row["oldest_due_at_ms"]
         return [
-            QueueStats(queue, state_counts, queue in paused)
+            QueueStats(queue, state_counts, queue in paused, oldest.get(queue))
             for queue, state_counts in sorted(counts.items())
         ]
 
