@@ -8,6 +8,7 @@ tooltip), so what the chart says can be read back and checked.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,10 @@ RECENT_RUNS = 100
 
 WIDTH = 360
 HEIGHT = 72
+LATENCY_WIDTH = 900
+LATENCY_HEIGHT = 110
+_TICKS_MS = (10, 1_000, 60_000, 3_600_000, 86_400_000)
+"""Gridlines at 10 ms, 1 s, 1 min, 1 h and 1 d: far enough apart on the log scale to read."""
 _BAR_GAP = 1
 
 
@@ -71,12 +76,19 @@ class LatencyPoint:
 
 @dataclass(frozen=True, slots=True)
 class LatencyChart:
-    """The latency of the most recently ended runs, with its median and 95th percentile."""
+    """The latency of the most recently ended runs, with its median and 95th percentile.
+
+    The scale is logarithmic: one run that waited a day beside hundreds that took
+    milliseconds must not flatten the rest onto the axis."""
 
     points: Sequence[LatencyPoint]
     peak_ms: int
     p50_ms: int | None
     p95_ms: int | None
+    ticks: Sequence[tuple[float, str]]
+    """Gridlines: ``(y, label)`` at the round latencies the scale spans."""
+    width: int = LATENCY_WIDTH
+    height: int = LATENCY_HEIGHT
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,16 +153,12 @@ def queue_chart(queue: str, series: Iterable[OutcomeBucket], since_ms: int) -> Q
 
 
 def latency_chart(recent: Sequence[RunLatency]) -> LatencyChart:
-    """The recent runs oldest to newest, left to right, on a linear latency scale."""
+    """The recent runs oldest to newest, left to right, on a log latency scale."""
     runs = list(reversed(recent))
     peak = max((r.latency_ms for r in runs), default=0)
-    step = WIDTH / max(len(runs), 1)
+    step = LATENCY_WIDTH / max(len(runs), 1)
     points = [
-        LatencyPoint(
-            run=r,
-            x=round(step * (i + 0.5), 2),
-            y=round(HEIGHT - 3 - (r.latency_ms / peak * (HEIGHT - 6) if peak else 0), 2),
-        )
+        LatencyPoint(run=r, x=round(step * (i + 0.5), 2), y=_latency_y(r.latency_ms, peak))
         for i, r in enumerate(runs)
     ]
     ordered = sorted(r.latency_ms for r in runs)
@@ -159,7 +167,15 @@ def latency_chart(recent: Sequence[RunLatency]) -> LatencyChart:
         peak_ms=peak,
         p50_ms=_percentile(ordered, 0.50),
         p95_ms=_percentile(ordered, 0.95),
+        ticks=[(_latency_y(ms, peak), format_ms(ms)) for ms in _TICKS_MS if ms <= max(peak, 1)],
     )
+
+
+def _latency_y(ms: int, peak_ms: int) -> float:
+    """Where ``ms`` sits on the log scale from 0 (bottom) to ``peak_ms`` (top)."""
+    span = LATENCY_HEIGHT - 8
+    share = math.log10(1 + ms) / math.log10(1 + peak_ms) if peak_ms > 0 else 0.0
+    return round(LATENCY_HEIGHT - 4 - share * span, 2)
 
 
 def _percentile(ordered: Sequence[int], fraction: float) -> int | None:
