@@ -46,7 +46,9 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
     token = args.token_manage or os.environ.get("FERRY_ADMIN_TOKEN_MANAGE")
     if token is None and not args.insecure_dev:
         token = secrets.token_urlsafe(16)
-    access = Access.from_options(args.token_read, token, insecure_dev=args.insecure_dev)
+    access = Access.from_options(
+        args.token_read, token, insecure_dev=args.insecure_dev, trust_proxy=args.trust_proxy
+    )
     if not (args.database_url or os.environ.get("DATABASE_URL")):
         from ferry._embedded import embedded_database_url
 
