@@ -9,9 +9,10 @@ from html.parser import HTMLParser
 
 import httpx
 
+from ferry._admin.app import SHOWN_INPUT_CHARS
 from ferry._admin.charts import BUCKET_MS, CHART_WINDOW_MS, RECENT_RUNS
 from ferry.drivers import PostgresJobDriver
-from ferry.drivers.protocol import RunFilter
+from ferry.drivers.protocol import EnqueueRequest, RunFilter
 
 from .conftest import MANAGE_TOKEN
 from .test_dashboard_http import READ, _login
@@ -112,3 +113,29 @@ async def test_the_pages_refresh_themselves_unless_paused_with_or_without_script
     assert "localStorage" in script.text
     run_page = await client.get("/admin/jobs/tasks", headers=READ)
     assert 'http-equiv="refresh"' not in run_page.text, "only the live pages refresh"
+
+
+async def test_a_large_input_is_shown_truncated_with_a_download_of_the_whole(
+    client: httpx.AsyncClient, seeded_driver: PostgresJobDriver
+) -> None:
+    payload = {"name": "x" * 2_000_000, "fail": False}
+    big = await seeded_driver.enqueue(
+        EnqueueRequest(
+            name="cli.greet", queue="default", payload=payload, idempotency_key="big",
+            max_attempts=1,
+        )
+    )  # fmt: skip
+    page = await client.get(f"/admin/jobs/runs/{big.job_id}", headers=READ)
+    assert page.status_code == 200 and 'id="input-truncated"' in page.text
+    assert len(page.text) < SHOWN_INPUT_CHARS + 20_000, "the page stays small"
+    whole = await client.get(f"/admin/jobs/runs/{big.job_id}/input.json", headers=READ)
+    assert whole.json() == payload
+    assert whole.headers["content-disposition"].startswith("attachment;")
+    small = await client.get(f"/admin/jobs/runs/{(await _first(seeded_driver))}", headers=READ)
+    assert 'id="input-truncated"' not in small.text
+    assert (await client.get("/admin/jobs/runs/424242/input.json", headers=READ)).status_code == 404
+
+
+async def _first(driver: PostgresJobDriver) -> str:
+    [run] = await driver.introspect.list_runs(RunFilter(state="completed"))
+    return run.id

@@ -40,6 +40,9 @@ from ferry.tasks._declaration import TaskHandle
 logger = logging.getLogger("ferry.admin")
 
 PREFIX = "/admin"
+SHOWN_INPUT_CHARS = 64_000
+"""A run page shows this much of a run's input; the rest is a download, so a 50 MB payload
+renders in bounded time and the page stays small."""
 REFRESH_S = 10
 """How often the jobs and dead-letter pages reload themselves unless paused."""
 _REFRESH_SCRIPT = resources.files("ferry._admin").joinpath("static/refresh.js").read_bytes()
@@ -90,6 +93,7 @@ def admin_app(
             Route(f"{PREFIX}/jobs/dead", read(pages.dead)),
             Route(f"{PREFIX}/jobs/dead/retry", manage(pages.dead_retry), methods=["POST"]),
             Route(f"{PREFIX}/jobs/runs/{{run_id}}", read(pages.run)),
+            Route(f"{PREFIX}/jobs/runs/{{run_id}}/input.json", read(pages.run_input)),
             Route(
                 f"{PREFIX}/jobs/runs/{{run_id}}/{{action}}",
                 manage(pages.run_action),
@@ -281,6 +285,7 @@ class _Pages:
             return self._page(
                 request, grant, "missing.html", title="No such run", run_id=run_id, status=404
             )
+        shown, truncated = _bounded_json(detail.payload, SHOWN_INPUT_CHARS)
         return self._page(
             request,
             grant,
@@ -289,7 +294,20 @@ class _Pages:
             run=detail,
             s=detail.summary,
             timeline=_timeline(detail),
+            input_text=shown,
+            input_truncated=truncated,
         )
+
+    async def run_input(self, request: Request, grant: Grant) -> Response:
+        """A run's whole input as a JSON download (what a truncated page links to)."""
+        run_id = request.path_params["run_id"]
+        detail = await self.d.driver.introspect.get_run(run_id)
+        if detail is None:
+            return self._plain(404, f"no run has id {run_id[:40]!r}")
+        body = json.dumps(detail.payload, ensure_ascii=False, default=str).encode()
+        response = Response(body, media_type="application/json")
+        response.headers["Content-Disposition"] = f'attachment; filename="run-{run_id}-input.json"'
+        return response
 
     async def tasks_page(self, request: Request, grant: Grant) -> Response:
         """Every declared task: schedule, zone, last fire, next fire, paused."""
@@ -470,6 +488,15 @@ def _timeline(run: RunDetail) -> list[TimelineBar]:
         )
         for step in run.steps
     ]
+
+
+def _bounded_json(value: Any, limit: int) -> tuple[str, bool]:
+    """``value`` pretty-printed when it is small, else its first ``limit`` characters of
+    compact JSON: indenting a huge payload is what would cost the time."""
+    compact = json.dumps(value, ensure_ascii=False, default=str)
+    if len(compact) > limit:
+        return compact[:limit], True
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str), False
 
 
 def _back(path: str, *, notice: str | None = None, error: str | None = None) -> Response:
