@@ -43,6 +43,8 @@ PREFIX = "/admin"
 SHOWN_INPUT_CHARS = 64_000
 """A run page shows this much of a run's input; the rest is a download, so a 50 MB payload
 renders in bounded time and the page stays small."""
+DEAD_PAGE = 100
+"""Dead runs a dead-letter page lists (and a bulk retry can select) at once."""
 REFRESH_S = 10
 """How often the jobs and dead-letter pages reload themselves unless paused."""
 _REFRESH_SCRIPT = resources.files("ferry._admin").joinpath("static/refresh.js").read_bytes()
@@ -224,15 +226,6 @@ class _Pages:
         and one page of runs under the filters (a bad filter: 400 naming the word)."""
         words = {word: request.query_params.get(word) for word in FILTER_WORDS}
         driver = self.d.driver
-        status, error = 200, None
-        try:
-            page: operations.RunsPage | None = await operations.list_runs(driver, words)
-        except FerryError as refused:
-            page, status, error = None, 400, f"{refused.code}: {refused.message}"
-        older = None
-        if page is not None and page.next_before_id is not None:
-            kept = {k: v for k, v in words.items() if v}
-            older = urlencode({**kept, "before": page.next_before_id})
         queues = await queue_overview(driver)
         return self._page(
             request,
@@ -241,41 +234,45 @@ class _Pages:
             title="Jobs",
             queues=queues,
             charts=await read_charts(driver, [q.queue for q in queues]),
-            runs=page.runs if page is not None else [],
-            words={k: v or "" for k, v in words.items()},
             states=JOB_STATES,
-            older=older,
-            error=error,
-            status=status,
             refresh=True,
+            **await self._runs(words),
         )
 
     async def dead(self, request: Request, grant: Grant) -> Response:
         """The dead letters: dead runs, newest first, to inspect and retry in bulk."""
         words = {word: request.query_params.get(word) for word in ("queue", "job", "before")}
-        status, error = 200, None
-        try:
-            page: operations.RunsPage | None = await operations.list_runs(
-                self.d.driver, {**words, "state": "dead", "limit": str(MAX_PAGE // 5)}
-            )
-        except FerryError as refused:
-            page, status, error = None, 400, f"{refused.code}: {refused.message}"
-        older = None
-        if page is not None and page.next_before_id is not None:
-            kept = {k: v for k, v in words.items() if v and k != "before"}
-            older = urlencode({**kept, "before": page.next_before_id})
+        fixed = {"state": "dead", "limit": str(DEAD_PAGE)}
         return self._page(
             request,
             grant,
             "dead.html",
             title="Dead letters",
-            runs=page.runs if page is not None else [],
-            words={k: v or "" for k, v in words.items()},
-            older=older,
-            error=error,
-            status=status,
             refresh=True,
+            **await self._runs(words, fixed),
         )
+
+    async def _runs(
+        self, words: dict[str, str | None], fixed: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """One page of runs under the page's filter words (and ``fixed`` ones), with the
+        link to the older page; a filter no run can match is a 400 naming the word."""
+        try:
+            page = await operations.list_runs(self.d.driver, {**words, **(fixed or {})})
+        except FerryError as refused:
+            error = f"{refused.code}: {refused.message}"
+            return {
+                "runs": [],
+                "words": _shown(words),
+                "older": None,
+                "error": error,
+                "status": 400,
+            }
+        older = None
+        if page.next_before_id is not None:
+            kept = {k: v for k, v in words.items() if v and k != "before"}
+            older = urlencode({**kept, "before": page.next_before_id})
+        return {"runs": page.runs, "words": _shown(words), "older": older}
 
     async def run(self, request: Request, grant: Grant) -> Response:
         """One run: input, state, attempts, steps timeline, error, lease."""
@@ -488,6 +485,11 @@ def _timeline(run: RunDetail) -> list[TimelineBar]:
         )
         for step in run.steps
     ]
+
+
+def _shown(words: dict[str, str | None]) -> dict[str, str]:
+    """The filter words as the form's inputs show them back."""
+    return {k: v or "" for k, v in words.items()}
 
 
 def _bounded_json(value: Any, limit: int) -> tuple[str, bool]:

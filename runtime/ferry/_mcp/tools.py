@@ -92,11 +92,11 @@ def admin_tools(backend: Backend) -> MCPServer:
     guard = _Guard(backend)
     d = backend.driver
 
-    @server.tool(
+    @_tool(
+        server,
         "admin.x_jobs.list",
-        description="Runs newest first, filtered and paged like `ferry jobs ls` (job:read).",
-        annotations=_READ,
-        structured_output=False,
+        "read",
+        "Runs newest first, filtered and paged like `ferry jobs ls` (job:read).",
     )
     async def jobs_list(
         ctx: Context,
@@ -122,11 +122,11 @@ def admin_tools(backend: Backend) -> MCPServer:
 
         return await guard(ctx, "read", "jobs ls", body)
 
-    @server.tool(
+    @_tool(
+        server,
         "admin.x_jobs.show",
-        description="One run: input, state, attempts, steps, error, lease (job:read).",
-        annotations=_READ,
-        structured_output=False,
+        "read",
+        "One run: input, state, attempts, steps, error, lease (job:read).",
     )
     async def jobs_show(ctx: Context, id: str) -> CallToolResult:
         async def body() -> Outcome:
@@ -137,11 +137,11 @@ def admin_tools(backend: Backend) -> MCPServer:
 
         return await guard(ctx, "read", "jobs show", body)
 
-    @server.tool(
+    @_tool(
+        server,
         "admin.x_jobs.stats",
-        description="Per queue: depth, runs per state, throughput over a window (job:read).",
-        annotations=_READ,
-        structured_output=False,
+        "read",
+        "Per queue: depth, runs per state, throughput over a window (job:read).",
     )
     async def jobs_stats(
         ctx: Context,
@@ -155,12 +155,12 @@ def admin_tools(backend: Backend) -> MCPServer:
 
         return await guard(ctx, "read", "jobs stats", body)
 
-    @server.tool(
+    @_tool(
+        server,
         "admin.x_job_tasks.list",
-        description="Every scheduled task with its next fire in its own zone, last fire and "
+        "read",
+        "Every scheduled task with its next fire in its own zone, last fire and "
         "pause, like `ferry tasks list` (job:read).",
-        annotations=_READ,
-        structured_output=False,
     )
     async def tasks_list(ctx: Context) -> CallToolResult:
         async def body() -> Outcome:
@@ -171,11 +171,11 @@ def admin_tools(backend: Backend) -> MCPServer:
 
         return await guard(ctx, "read", "tasks list", body)
 
-    @server.tool(
+    @_tool(
+        server,
         "admin.x_job_tasks.show",
-        description="One task: its schedule in words and its next occurrences (job:read).",
-        annotations=_READ,
-        structured_output=False,
+        "read",
+        "One task: its schedule in words and its next occurrences (job:read).",
     )
     async def tasks_show(
         ctx: Context,
@@ -191,20 +191,20 @@ def admin_tools(backend: Backend) -> MCPServer:
 
         return await guard(ctx, "read", "tasks show", body)
 
-    @server.tool(
+    @_tool(
+        server,
         "admin.action.job.retry",
-        description="Put a dead or cancelled run back to queued (job:manage).",
-        annotations=_ACT,
-        structured_output=False,
+        "manage",
+        "Put a dead or cancelled run back to queued (job:manage).",
     )
     async def job_retry(ctx: Context, id: str) -> CallToolResult:
         return await guard.act(ctx, "jobs retry", lambda: operations.retry_run(d, id))
 
-    @server.tool(
+    @_tool(
+        server,
         "admin.action.job.cancel",
-        description="Cancel a queued, sleeping or running run (job:manage).",
-        annotations=_ACT,
-        structured_output=False,
+        "manage",
+        "Cancel a queued, sleeping or running run (job:manage).",
     )
     async def job_cancel(ctx: Context, id: str) -> CallToolResult:
         return await guard.act(ctx, "jobs cancel", lambda: operations.cancel_run(d, id))
@@ -213,11 +213,11 @@ def admin_tools(backend: Backend) -> MCPServer:
         _queue_tool(server, guard, d, verb, paused)
         _task_tool(server, guard, backend, verb, paused)
 
-    @server.tool(
+    @_tool(
+        server,
         "admin.action.job.task.run-now",
-        description="Fire a task's entries now, with the jobs' plain keys (job:manage).",
-        annotations=_ACT,
-        structured_output=False,
+        "manage",
+        "Fire a task's entries now, with the jobs' plain keys (job:manage).",
     )
     async def task_run_now(ctx: Context, name: str) -> CallToolResult:
         return await guard.act(
@@ -228,11 +228,11 @@ def admin_tools(backend: Backend) -> MCPServer:
 
 
 def _queue_tool(server: MCPServer, guard: _Guard, d: JobDriver, verb: str, paused: bool) -> None:
-    @server.tool(
+    @_tool(
+        server,
         f"admin.action.job.queue.{verb}",
-        description=f"{verb.capitalize()} claims from one queue (job:manage).",
-        annotations=_ACT,
-        structured_output=False,
+        "manage",
+        f"{verb.capitalize()} claims from one queue (job:manage).",
     )
     async def queue_action(ctx: Context, queue: str) -> CallToolResult:
         return await guard.act(
@@ -241,11 +241,11 @@ def _queue_tool(server: MCPServer, guard: _Guard, d: JobDriver, verb: str, pause
 
 
 def _task_tool(server: MCPServer, guard: _Guard, backend: Backend, verb: str, paused: bool) -> None:
-    @server.tool(
+    @_tool(
+        server,
         f"admin.action.job.task.{verb}",
-        description=f"{verb.capitalize()} dispatching one scheduled task (job:manage).",
-        annotations=_ACT,
-        structured_output=False,
+        "manage",
+        f"{verb.capitalize()} dispatching one scheduled task (job:manage).",
     )
     async def task_action(ctx: Context, name: str) -> CallToolResult:
         async def act() -> operations.Action:
@@ -263,8 +263,19 @@ def _task_tool(server: MCPServer, guard: _Guard, backend: Backend, verb: str, pa
         return await guard.act(ctx, f"tasks {verb}", act)
 
 
-_READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-_ACT = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+_ANNOTATIONS: dict[Level, ToolAnnotations] = {
+    "read": ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    "manage": ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+}
+
+
+def _tool(
+    server: MCPServer, name: str, level: Level, description: str
+) -> Callable[[Callable[..., Awaitable[CallToolResult]]], Callable[..., Awaitable[CallToolResult]]]:
+    """Register a tool whose body answers its own ``CallToolResult`` (the envelope)."""
+    return server.tool(
+        name, description=description, annotations=_ANNOTATIONS[level], structured_output=False
+    )
 
 
 class _Guard:

@@ -20,6 +20,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from role_process import eventually, free_port
 
 from ferry._mcp import MANAGE_TOOLS, READ_TOOLS
 from ferry.drivers import PostgresJobDriver
@@ -154,8 +155,6 @@ async def http_server(
     seeded: PostgresJobDriver, postgres_dsn: str, pg_schema: str, tmp_path: Path
 ) -> AsyncIterator[str]:
     """``ferry mcp --transport http`` as a real process; yields its endpoint URL."""
-    from tests.browser.conftest import free_port
-
     port = free_port()
     log_path = tmp_path / "mcp.log"
     with log_path.open("wb") as log:
@@ -169,17 +168,17 @@ async def http_server(
             stderr=log,
         )
     url = f"http://127.0.0.1:{port}/mcp"
+
+    async def answering() -> bool:
+        if process.returncode is not None:
+            raise AssertionError(f"ferry mcp exited early:\n{log_path.read_text()}")
+        with contextlib.suppress(httpx.HTTPError):
+            async with httpx.AsyncClient() as probe:
+                return (await probe.post(url)).status_code == 401
+        return False
+
     try:
-        for _ in range(600):  # a bounded wait for the port to answer (a guard, not a timing)
-            if process.returncode is not None:
-                raise AssertionError(f"ferry mcp exited early:\n{log_path.read_text()}")
-            with contextlib.suppress(httpx.HTTPError):
-                async with httpx.AsyncClient() as probe:
-                    if (await probe.post(url)).status_code == 401:
-                        break
-            await asyncio.sleep(0.1)
-        else:
-            raise AssertionError(f"ferry mcp never answered:\n{log_path.read_text()}")
+        await eventually(answering, within_s=60, what="ferry mcp to answer on its port")
         yield url
     finally:
         process.terminate()
