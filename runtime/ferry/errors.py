@@ -36,6 +36,8 @@ CODES: Final[dict[str, str]] = {
     "X_DRIVER_CLOSED": "the job driver was used after close()",
     "X_RUN_NOT_FOUND": "an introspection call named a run id that does not exist",
     "X_RUN_STATE": "an introspection action does not apply to the run's current state",
+    "X_UNAUTHENTICATED": "an admin tool call came without a valid access token",
+    "X_FORBIDDEN": "an admin tool call's token lacks the permission the tool needs",
     "X_NOT_IMPLEMENTED": "the command is planned but not built",
     "X_DB_UNREACHABLE": "a command, role or ferry doctor could not connect to the database",
     "X_DB_URL_INVALID": "the database URL is malformed, so no connection was tried",

@@ -106,3 +106,31 @@ def test_the_alerts_cover_lost_leases_leaderless_schedulers_and_dead_letters(
         runbook = alert["annotations"]["runbook_url"].rsplit("/", 1)[-1]
         assert (REPO / "docs" / "ops" / "runbooks" / runbook).is_file(), runbook
     assert json.loads(json.dumps(alerts))  # plain data all the way down
+
+
+def test_the_grafana_dashboard_is_an_opt_in_configmap_the_sidecar_finds(
+    control_plane: ControlPlane, ferry_release: str
+) -> None:
+    def configmaps(*sets: str) -> list[dict[str, object]]:
+        flags = [word for value in sets for word in ("--set", value)]
+        rendered = control_plane.run("helm", "template", "dash", CHART, *flags)
+        return [d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "ConfigMap"]
+
+    assert configmaps() == [], "off by default"
+    [dashboard] = configmaps(
+        "grafanaDashboard.enabled=true", "grafanaDashboard.annotations.grafana_folder=ferry"
+    )
+    metadata = dashboard["metadata"]
+    assert metadata["labels"]["grafana_dashboard"] == "1"  # type: ignore[index]
+    assert metadata["annotations"] == {"grafana_folder": "ferry"}  # type: ignore[index]
+    shipped = json.loads((REPO / "charts" / "ferry" / "dashboards" / "ferry.json").read_text())
+    assert json.loads(dashboard["data"]["ferry.json"]) == shipped  # type: ignore[index]
+    rendered = control_plane.run(
+        "helm", "template", "dash", CHART, "--namespace", ferry_release,
+        "--set", "grafanaDashboard.enabled=true",
+    )  # fmt: skip
+    applied = control_plane.kubectl(
+        "apply", "--server-side", "--dry-run=server", "--field-manager=dry", "-f", "-",
+        stdin=rendered,
+    )  # fmt: skip
+    assert "configmap/dash-ferry-grafana-dashboard serverside-applied (server dry run)" in applied

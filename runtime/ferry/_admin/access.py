@@ -3,10 +3,14 @@
 Two permissions, as the spec names them: ``job:read`` (every page) and ``job:manage``
 (retry, cancel, pause, resume, run now; it implies read). A request proves one with a
 bearer token (``Authorization: Bearer …``) or with the session cookie the login form sets
-after the token was typed once. The cookie is signed, ``HttpOnly`` and ``SameSite=Strict``,
-and every form a session posts carries a CSRF token derived from that session, so a page
-on another site can neither read nor forge a state-changing request. Nothing is served
-without a token unless the dashboard is started with ``insecure_dev=True``.
+after the token was typed once. The cookie is signed, ``HttpOnly`` and ``SameSite=Strict``
+(and ``Secure`` when the request came over HTTPS), and every form a session posts carries
+a CSRF token derived from that session, so a page on another site can neither read nor
+forge a state-changing request. Nothing is served without a token unless the dashboard is
+started with ``insecure_dev=True``.
+
+Signing out revokes the session server-side (``JobIntrospection.revoke_session``): the
+signature alone would keep a copied cookie valid until it expires.
 """
 
 from __future__ import annotations
@@ -46,6 +50,11 @@ class Grant:
         """The permissions this grant holds."""
         return PERMISSIONS[self.level]
 
+    @property
+    def expires_at_ms(self) -> int:
+        """When the session's cookie stops being accepted anyway."""
+        return (self.issued_at_s + SESSION_MAX_AGE_S) * 1000
+
 
 class Access:
     """The dashboard's tokens and the secret its session cookies are signed with."""
@@ -58,6 +67,7 @@ class Access:
         insecure_dev: bool = False,
         secret: str | None = None,
         clock: Clock | None = None,
+        trust_proxy: bool = False,
     ) -> None:
         self._clock: Clock = clock or SystemClock()
         self._tokens: list[tuple[str, Level]] = [
@@ -72,22 +82,46 @@ class Access:
                 "FERRY_ADMIN_TOKEN_READ; only on your own machine, --insecure-dev",
             )
         self.insecure_dev = insecure_dev
+        self.trust_proxy = trust_proxy
+        """Believe ``X-Forwarded-Proto``/``-For``: only behind a proxy that sets them."""
         # A random secret per process logs everyone out on restart; FERRY_ADMIN_SECRET
         # keeps sessions valid across restarts and replicas.
         self._secret = (secret or secrets.token_hex(32)).encode()
 
     @classmethod
     def from_options(
-        cls, read_token: str | None, manage_token: str | None, *, insecure_dev: bool
+        cls,
+        read_token: str | None,
+        manage_token: str | None,
+        *,
+        insecure_dev: bool,
+        trust_proxy: bool = False,
     ) -> Access:
-        """Tokens from the command line, else from ``FERRY_ADMIN_TOKEN_READ/_MANAGE``."""
+        """Tokens from the command line, else from ``FERRY_ADMIN_TOKEN_READ/_MANAGE``;
+        the proxy trust from ``--trust-proxy`` or ``FERRY_ADMIN_TRUST_PROXY=1``."""
         env = os.environ.get
         return cls(
             read_tokens=[read_token or env("FERRY_ADMIN_TOKEN_READ") or ""],
             manage_tokens=[manage_token or env("FERRY_ADMIN_TOKEN_MANAGE") or ""],
             insecure_dev=insecure_dev,
             secret=env("FERRY_ADMIN_SECRET"),
+            trust_proxy=trust_proxy or env("FERRY_ADMIN_TRUST_PROXY", "") in ("1", "true"),
         )
+
+    def over_https(self, scheme: str, forwarded_proto: str | None) -> bool:
+        """Whether the browser reached us over HTTPS: directly, or through a trusted proxy
+        that terminated TLS and said so in ``X-Forwarded-Proto``."""
+        if scheme == "https":
+            return True
+        first = (forwarded_proto or "").split(",")[0].strip().lower()
+        return self.trust_proxy and first == "https"
+
+    def client_address(self, peer: str | None, forwarded_for: str | None) -> str:
+        """Who is signing in: the peer, or (behind a trusted proxy) the address the proxy
+        saw — the last hop of ``X-Forwarded-For``, the one a client cannot forge."""
+        if self.trust_proxy and forwarded_for:
+            return forwarded_for.split(",")[-1].strip() or (peer or "unknown")
+        return peer or "unknown"
 
     def level_of(self, token: str) -> Level | None:
         """The permission level a token grants, compared in constant time."""
@@ -98,7 +132,10 @@ class Access:
         return found
 
     def resolve(self, authorization: str | None, cookie: str | None) -> Grant | None:
-        """The grant a request carries; in insecure dev mode a fresh manage session."""
+        """The grant a request carries; in insecure dev mode a fresh manage session.
+
+        A session's revocation is not checked here (it needs storage): the dashboard asks
+        the driver afterwards."""
         if authorization is not None and authorization.lower().startswith("bearer "):
             level = self.level_of(authorization[7:].strip())
             return Grant(level, None) if level is not None else None
@@ -129,6 +166,10 @@ class Access:
         if grant.session is None:
             return True
         return submitted is not None and hmac.compare_digest(self.csrf_token(grant), submitted)
+
+    def session_of(self, cookie: str | None) -> Grant | None:
+        """The grant of a validly signed, unexpired session cookie (sign-out reads it)."""
+        return self._verify(cookie) if cookie else None
 
     def _verify(self, cookie: str) -> Grant | None:
         parts = cookie.split(".")

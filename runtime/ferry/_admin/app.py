@@ -1,16 +1,21 @@
 """The jobs dashboard: a server-rendered Starlette app at ``/admin/jobs``.
 
-Every page reads the driver's ``JobIntrospection`` (and the scheduler's store for task
-state); every list is one bounded SQL page, never a table read into Python. Pages are
-plain HTML forms with no script: state changes are POSTs carrying the session's CSRF
-token, answered by a redirect back to the page with a notice.
+Every page reads the driver's ``JobIntrospection`` through ``ferry._admin.operations`` —
+the same functions as ``ferry jobs`` and ``ferry mcp`` — and the scheduler's store for task
+state; every list is one bounded SQL page, never a table read into Python. Pages are
+plain HTML forms: state changes are POSTs carrying the session's CSRF token, answered by a
+redirect back to the page with a banner *key* (see ``banners``). The one script, served
+from here, only pauses the auto-refresh; without it the page refreshes by a ``<noscript>``
+meta tag and pauses by a link.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 from urllib.parse import urlencode
 
@@ -20,19 +25,33 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from ferry._admin import operations
 from ferry._admin.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access, Grant
-from ferry._admin.filters import FILTER_WORDS, instant, run_filter
+from ferry._admin.banners import error_key, error_text, notice_text
+from ferry._admin.charts import format_ms, read_charts
+from ferry._admin.filters import FILTER_WORDS, MAX_PAGE, instant
 from ferry._admin.overview import queue_overview
-from ferry._scheduler.status import task_status
+from ferry._admin.throttle import SignInThrottle
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
 
+logger = logging.getLogger("ferry.admin")
+
 PREFIX = "/admin"
+SHOWN_INPUT_CHARS = 64_000
+"""A run page shows this much of a run's input; the rest is a download, so a 50 MB payload
+renders in bounded time and the page stays small."""
+DEAD_PAGE = 100
+"""Dead runs a dead-letter page lists (and a bulk retry can select) at once."""
+REFRESH_S = 10
+"""How often the jobs and dead-letter pages reload themselves unless paused."""
+_REFRESH_SCRIPT = resources.files("ferry._admin").joinpath("static/refresh.js").read_bytes()
 _SECURITY_HEADERS = {
-    # No script at all; inline styles only (the step timeline's widths).
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-    "img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    # One script, our own (the refresh pause); inline styles only (the timeline's widths).
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; "
+    "style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
@@ -68,8 +87,12 @@ def admin_app(
             Route(PREFIX, pages.home),
             Route(f"{PREFIX}/login", pages.login, methods=["GET", "POST"]),
             Route(f"{PREFIX}/logout", pages.logout, methods=["POST"]),
+            Route(f"{PREFIX}/static/refresh.js", pages.refresh_script),
             Route(f"{PREFIX}/jobs", read(pages.jobs)),
+            Route(f"{PREFIX}/jobs/dead", read(pages.dead)),
+            Route(f"{PREFIX}/jobs/dead/retry", manage(pages.dead_retry), methods=["POST"]),
             Route(f"{PREFIX}/jobs/runs/{{run_id}}", read(pages.run)),
+            Route(f"{PREFIX}/jobs/runs/{{run_id}}/input.json", read(pages.run_input)),
             Route(
                 f"{PREFIX}/jobs/runs/{{run_id}}/{{action}}",
                 manage(pages.run_action),
@@ -85,11 +108,13 @@ def admin_app(
 class _Pages:
     def __init__(self, dashboard: Dashboard) -> None:
         self.d = dashboard
+        self.throttle = SignInThrottle(dashboard.driver.clock)
         self.templates = Environment(
             loader=PackageLoader("ferry._admin", "templates"),
             autoescape=select_autoescape(default=True),
         )
         self.templates.filters["instant"] = instant
+        self.templates.filters["duration"] = format_ms
         self.templates.filters["pretty_json"] = lambda v: json.dumps(
             v, indent=2, ensure_ascii=False, default=str
         )
@@ -103,9 +128,7 @@ class _Pages:
 
         def wrap(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             async def endpoint(request: Request) -> Response:
-                grant = self.d.access.resolve(
-                    request.headers.get("authorization"), request.cookies.get(SESSION_COOKIE)
-                )
+                grant = await self._grant(request)
                 if grant is None:
                     if request.method == "GET":
                         return _secured(RedirectResponse(f"{PREFIX}/login", status_code=303))
@@ -121,65 +144,132 @@ class _Pages:
                         return self._plain(403, "the form's CSRF token does not match the session")
                 response = await handler(request, grant)
                 if grant.fresh:
-                    self._set_session(response, grant)
+                    self._set_session(request, response, grant)
                 return _secured(response)
 
             return endpoint
 
         return wrap
 
+    async def _grant(self, request: Request) -> Grant | None:
+        """The request's grant, unless its session was signed out (checked in storage, so
+        a sign-out on one replica holds on every replica at once)."""
+        access = self.d.access
+        grant = access.resolve(
+            request.headers.get("authorization"), request.cookies.get(SESSION_COOKIE)
+        )
+        if grant is None or grant.session is None or grant.fresh:
+            return grant
+        if await self.d.driver.introspect.session_revoked(grant.session):
+            return access.new_session("manage", fresh=True) if access.insecure_dev else None
+        return grant
+
     async def home(self, request: Request) -> Response:
         """``/admin`` leads to the jobs page."""
         return _secured(RedirectResponse(f"{PREFIX}/jobs", status_code=303))
 
     async def login(self, request: Request) -> Response:
-        """The token form; a valid token becomes a signed session cookie."""
-        error = None
+        """The token form; a valid token becomes a signed session cookie. Failures are
+        logged and, past a few from one address, answered 429 for a while."""
+        error, status = None, 200
         if request.method == "POST":
+            access = self.d.access
+            client = access.client_address(
+                request.client.host if request.client else None,
+                request.headers.get("x-forwarded-for"),
+            )
+            wait_s = self.throttle.retry_after_s(client)
+            if wait_s:
+                error = f"Too many failed sign-ins from your address: try again in {wait_s} s."
+                html = self.templates.get_template("login.html").render(error=error, prefix=PREFIX)
+                response = _secured(HTMLResponse(html, status_code=429))
+                response.headers["Retry-After"] = str(wait_s)
+                return response
             form = await request.form()
             token = form.get("token")
-            level = self.d.access.level_of(token) if isinstance(token, str) else None
+            level = access.level_of(token) if isinstance(token, str) else None
             if level is not None:
+                self.throttle.succeeded(client)
                 response = RedirectResponse(f"{PREFIX}/jobs", status_code=303)
-                self._set_session(response, self.d.access.new_session(level))
+                self._set_session(request, response, access.new_session(level))
                 return _secured(response)
-            error = "That token grants neither job:read nor job:manage."
+            self.throttle.failed(client)
+            error, status = "That token grants neither job:read nor job:manage.", 401
         html = self.templates.get_template("login.html").render(error=error, prefix=PREFIX)
-        return _secured(HTMLResponse(html, status_code=401 if error else 200))
+        return _secured(HTMLResponse(html, status_code=status))
 
     async def logout(self, request: Request) -> Response:
-        """Drop the session cookie."""
+        """Revoke the session in storage (a copy of its cookie stops working at once, on
+        every replica) and drop the cookie."""
+        grant = self.d.access.session_of(request.cookies.get(SESSION_COOKIE))
+        if grant is not None and grant.session is not None:
+            await self.d.driver.introspect.revoke_session(
+                grant.session, until_ms=grant.expires_at_ms
+            )
         response = RedirectResponse(f"{PREFIX}/login", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path=PREFIX)
         return _secured(response)
 
+    async def refresh_script(self, request: Request) -> Response:
+        """The auto-refresh pause button's script (the dashboard's only script)."""
+        response = Response(_REFRESH_SCRIPT, media_type="text/javascript")
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
     # -- pages -------------------------------------------------------------------------
 
     async def jobs(self, request: Request, grant: Grant) -> Response:
-        """Queues with depth and throughput, and one page of runs under the filters."""
+        """Queues with depth, throughput and an hour's chart, the latency of recent runs,
+        and one page of runs under the filters (a bad filter: 400 naming the word)."""
         words = {word: request.query_params.get(word) for word in FILTER_WORDS}
         driver = self.d.driver
-        try:
-            wanted = run_filter(words, now_ms=driver.clock.now_ms())
-            runs = await driver.introspect.list_runs(wanted)
-            error = request.query_params.get("error")
-        except FerryError as refused:
-            wanted, runs, error = None, [], f"{refused.code}: {refused.message}"
-        older = None
-        if wanted is not None and len(runs) == wanted.limit:
-            older = urlencode({**{k: v for k, v in words.items() if v}, "before": runs[-1].id})
+        queues = await queue_overview(driver)
         return self._page(
             request,
             grant,
             "jobs.html",
             title="Jobs",
-            queues=await queue_overview(driver),
-            runs=runs,
-            words={k: v or "" for k, v in words.items()},
+            queues=queues,
+            charts=await read_charts(driver, [q.queue for q in queues]),
             states=JOB_STATES,
-            older=older,
-            error=error,
+            refresh=True,
+            **await self._runs(words),
         )
+
+    async def dead(self, request: Request, grant: Grant) -> Response:
+        """The dead letters: dead runs, newest first, to inspect and retry in bulk."""
+        words = {word: request.query_params.get(word) for word in ("queue", "job", "before")}
+        fixed = {"state": "dead", "limit": str(DEAD_PAGE)}
+        return self._page(
+            request,
+            grant,
+            "dead.html",
+            title="Dead letters",
+            refresh=True,
+            **await self._runs(words, fixed),
+        )
+
+    async def _runs(
+        self, words: dict[str, str | None], fixed: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """One page of runs under the page's filter words (and ``fixed`` ones), with the
+        link to the older page; a filter no run can match is a 400 naming the word."""
+        try:
+            page = await operations.list_runs(self.d.driver, {**words, **(fixed or {})})
+        except FerryError as refused:
+            error = f"{refused.code}: {refused.message}"
+            return {
+                "runs": [],
+                "words": _shown(words),
+                "older": None,
+                "error": error,
+                "status": 400,
+            }
+        older = None
+        if page.next_before_id is not None:
+            kept = {k: v for k, v in words.items() if v and k != "before"}
+            older = urlencode({**kept, "before": page.next_before_id})
+        return {"runs": page.runs, "words": _shown(words), "older": older}
 
     async def run(self, request: Request, grant: Grant) -> Response:
         """One run: input, state, attempts, steps timeline, error, lease."""
@@ -189,6 +279,7 @@ class _Pages:
             return self._page(
                 request, grant, "missing.html", title="No such run", run_id=run_id, status=404
             )
+        shown, truncated = _bounded_json(detail.payload, SHOWN_INPUT_CHARS)
         return self._page(
             request,
             grant,
@@ -197,108 +288,139 @@ class _Pages:
             run=detail,
             s=detail.summary,
             timeline=_timeline(detail),
-            error=request.query_params.get("error"),
+            input_text=shown,
+            input_truncated=truncated,
         )
+
+    async def run_input(self, request: Request, grant: Grant) -> Response:
+        """A run's whole input as a JSON download (what a truncated page links to)."""
+        run_id = request.path_params["run_id"]
+        detail = await self.d.driver.introspect.get_run(run_id)
+        if detail is None:
+            return self._plain(404, f"no run has id {run_id[:40]!r}")
+        body = json.dumps(detail.payload, ensure_ascii=False, default=str).encode()
+        response = Response(body, media_type="application/json")
+        response.headers["Content-Disposition"] = f'attachment; filename="run-{run_id}-input.json"'
+        return response
 
     async def tasks_page(self, request: Request, grant: Grant) -> Response:
         """Every declared task: schedule, zone, last fire, next fire, paused."""
-        store = self.d.driver.scheduler
-        ticks = await store.ticks()
-        paused = await store.paused_tasks()
-        now = self.d.driver.clock.now_ms()
-        rows = [
-            task_status(
-                task, ticks.get(task.name), paused=task.name in paused, now_ms=now, next_count=1
-            )
-            for task in self.d.tasks
-        ]
+        rows = await operations.task_statuses(
+            self.d.tasks, self.d.driver.scheduler, now_ms=self.d.driver.clock.now_ms()
+        )
         return self._page(
             request,
             grant,
             "tasks.html",
             title="Tasks",
-            tasks=rows,
-            has_store=store is not None,
-            error=request.query_params.get("error"),
+            tasks=[
+                {**row, "describe": task.describe_schedule()}
+                for row, task in zip(rows, self.d.tasks, strict=True)
+            ],
         )
 
     # -- actions -----------------------------------------------------------------------
 
     async def run_action(self, request: Request, grant: Grant) -> Response:
-        """Retry or cancel one run, then back to its page with a notice or an error."""
+        """Retry or cancel one run, then back to its page with a banner."""
         run_id, action = request.path_params["run_id"], request.path_params["action"]
         back = f"{PREFIX}/jobs/runs/{run_id}"
-        introspect = self.d.driver.introspect
+        actions = {"retry": operations.retry_run, "cancel": operations.cancel_run}
+        if action not in actions:
+            return self._plain(404, f"no run action {action!r}")
         try:
-            if action == "retry":
-                await introspect.retry_run(run_id)
-                notice = f"Run {run_id} is queued again."
-            elif action == "cancel":
-                state = await introspect.cancel_run(run_id)
-                notice = (
-                    f"Cancel requested: run {run_id}'s worker aborts it at its next heartbeat."
-                    if state == "running"
-                    else f"Run {run_id} is cancelled."
-                )
-            else:
-                return self._plain(404, f"no run action {action!r}")
+            done = await actions[action](self.d.driver, run_id)
         except FerryError as refused:
-            return _back(back, error=f"{refused.code}: {refused.message}")
-        return _back(back, notice=notice)
+            return _back(back, error=error_key(refused))
+        return _back(back, notice=done.notice)
+
+    async def dead_retry(self, request: Request, grant: Grant) -> Response:
+        """Retry every selected dead run (at most one page of them) and say how it went."""
+        form = await request.form()
+        ids = [value for value in form.getlist("run") if isinstance(value, str)][:MAX_PAGE]
+        back = f"{PREFIX}/jobs/dead"
+        if not ids:
+            return _back(back, notice="dead-none-selected")
+        refused = 0
+        for run_id in ids:
+            try:
+                await operations.retry_run(self.d.driver, run_id)
+            except FerryError:  # retried or pruned since the page was drawn
+                refused += 1
+        logger.info("admin.dead.retried", extra={"runs": len(ids) - refused, "refused": refused})
+        if refused:
+            return _back(back, error="dead-retry-partial")
+        return _back(back, notice="dead-retried")
 
     async def queue_action(self, request: Request, grant: Grant) -> Response:
         """Pause or resume the queue named in the form."""
         action = request.path_params["action"]
         queue = (await request.form()).get("queue")
-        if not isinstance(queue, str) or not queue or action not in ("pause", "resume"):
+        if not isinstance(queue, str) or action not in ("pause", "resume"):
             return self._plain(400, "post queue=<name> to /queues/pause or /queues/resume")
-        introspect = self.d.driver.introspect
-        if action == "pause":
-            await introspect.pause_queue(queue)
-        else:
-            await introspect.resume_queue(queue)
-        return _back(f"{PREFIX}/jobs", notice=f'Queue "{queue}" is {action}d.')
+        try:
+            done = await operations.set_queue_paused(self.d.driver, queue, paused=action == "pause")
+        except FerryError as refused:
+            return self._plain(400, f"{refused.code}: {refused.message}")
+        return _back(f"{PREFIX}/jobs", notice=done.notice)
 
     async def task_action(self, request: Request, grant: Grant) -> Response:
         """Run now, pause or resume the task named in the form."""
         action = request.path_params["action"]
         name = (await request.form()).get("name")
         back = f"{PREFIX}/jobs/tasks"
-        task = next((t for t in self.d.tasks if t.name == name), None)
-        if task is None:
-            return _back(back, error=f'X_TASK_UNKNOWN: the application declares no task "{name}"')
-        store = self.d.driver.scheduler
+        if not isinstance(name, str):
+            return self._plain(400, "post name=<task> to /tasks/<action>")
         try:
             if action == "run-now":
-                fired = await task.enqueue()
-                new = sum(1 for f in fired if not f["result"].deduplicated)
-                notice = (
-                    f'Task "{task.name}" fired {len(fired)} entr{"y" if len(fired) == 1 else "ies"}'
-                    f" ({new} new run(s), {len(fired) - new} already enqueued)."
-                )
+                done = await operations.run_task_now(self.d.tasks, name)
             elif action in ("pause", "resume"):
-                if action == "pause":
-                    await store.pause_task(task.name, now_ms=self.d.driver.clock.now_ms())
-                else:
-                    await store.resume_task(task.name)
-                notice = f'Task "{task.name}" is {action}d.'
+                done = await operations.set_task_paused(
+                    self.d.tasks,
+                    self.d.driver.scheduler,
+                    name,
+                    paused=action == "pause",
+                    now_ms=self.d.driver.clock.now_ms(),
+                )
             else:
                 return self._plain(404, f"no task action {action!r} here")
         except FerryError as refused:
-            return _back(back, error=f"{refused.code}: {refused.message}")
-        return _back(back, notice=notice)
+            return _back(back, error=error_key(refused))
+        return _back(back, notice=done.notice)
 
     # -- rendering ---------------------------------------------------------------------
 
     def _page(
-        self, request: Request, grant: Grant, template: str, *, status: int = 200, **context: Any
+        self,
+        request: Request,
+        grant: Grant,
+        template: str,
+        *,
+        status: int = 200,
+        refresh: bool = False,
+        error: str | None = None,
+        **context: Any,
     ) -> Response:
+        paused = request.query_params.get("refresh") == "off"
+        # The toggle keeps the filters but not a one-time banner or the refresh switch.
+        query = {
+            k: v for k, v in request.query_params.items() if k not in ("refresh", "notice", "error")
+        }
         html = self.templates.get_template(template).render(
             prefix=PREFIX,
             csrf=self.d.access.csrf_token(grant),
             can_manage="job:manage" in grant.permissions,
             session=grant.session is not None,
-            notice=request.query_params.get("notice"),
+            notice=notice_text(request.query_params.get("notice")),
+            error=error or error_text(request.query_params.get("error")),
+            refresh_s=REFRESH_S if refresh and not paused else 0,
+            refresh_toggle=(
+                None
+                if not refresh
+                else f"?{urlencode({**query, 'refresh': 'off'})}"
+                if not paused
+                else f"?{urlencode(query)}"
+            ),
             **context,
         )
         return HTMLResponse(html, status_code=status)
@@ -313,7 +435,7 @@ class _Pages:
             )
         )
 
-    def _set_session(self, response: Response, grant: Grant) -> None:
+    def _set_session(self, request: Request, response: Response, grant: Grant) -> None:
         response.set_cookie(
             SESSION_COOKIE,
             self.d.access.cookie_value(grant),
@@ -321,6 +443,9 @@ class _Pages:
             path=PREFIX,
             httponly=True,
             samesite="strict",
+            secure=self.d.access.over_https(
+                request.url.scheme, request.headers.get("x-forwarded-proto")
+            ),
         )
 
 
@@ -355,6 +480,20 @@ def _timeline(run: RunDetail) -> list[TimelineBar]:
         )
         for step in run.steps
     ]
+
+
+def _shown(words: dict[str, str | None]) -> dict[str, str]:
+    """The filter words as the form's inputs show them back."""
+    return {k: v or "" for k, v in words.items()}
+
+
+def _bounded_json(value: Any, limit: int) -> tuple[str, bool]:
+    """``value`` pretty-printed when it is small, else its first ``limit`` characters of
+    compact JSON: indenting a huge payload is what would cost the time."""
+    compact = json.dumps(value, ensure_ascii=False, default=str)
+    if len(compact) > limit:
+        return compact[:limit], True
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str), False
 
 
 def _back(path: str, *, notice: str | None = None, error: str | None = None) -> Response:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from ferry._duration import to_ms
+from ferry._storable import quoted, unstorable
 from ferry.drivers.protocol import JOB_STATES, RunFilter
 from ferry.errors import FerryError
 
@@ -18,6 +19,9 @@ MAX_PAGE = 500
 """The most runs one page may ask for; a page is one bounded query, never the table."""
 
 FILTER_WORDS = ("queue", "job", "state", "tenant", "since", "until", "before", "limit")
+_NAME_WORDS = ("queue", "job", "tenant")
+_RUN_ID_MAX = 2**63 - 1
+"""Run ids are bigint row ids: a larger number names no run and is a typo, not a filter."""
 
 
 def run_filter(
@@ -25,6 +29,8 @@ def run_filter(
 ) -> RunFilter:
     """A ``RunFilter`` from operator words; empty words mean no restriction."""
     given = {key: (value or "").strip() or None for key, value in words.items()}
+    for word in _NAME_WORDS:
+        storable_text(given.get(word), what=word)
     state = given.get("state")
     if state is not None and state not in JOB_STATES:
         raise FerryError(
@@ -33,10 +39,12 @@ def run_filter(
             f"use one of: {', '.join(JOB_STATES)}",
         )
     before = given.get("before")
-    if before is not None and not before.isdigit():
+    if before is not None and not (
+        before.isascii() and before.isdigit() and 0 < int(before) <= _RUN_ID_MAX
+    ):
         raise FerryError(
             "X_INVARIANT",
-            f"before {before!r} is not a run id",
+            f"before {before[:40]!r} is not a run id (a whole number from 1 to {_RUN_ID_MAX})",
             "pass the id of the last run of the previous page (the `next_before_id`)",
         )
     return RunFilter(
@@ -51,18 +59,37 @@ def run_filter(
     )
 
 
+def storable_text(text: str | None, *, what: str) -> None:
+    """Refuse a name no run can carry: a NUL or a lone surrogate cannot be stored, so it
+    could only fail deep in the database driver instead of matching nothing."""
+    problem = unstorable(text) if text is not None else None
+    if problem is not None:
+        raise FerryError(
+            "X_INVARIANT",
+            f"{what} {quoted(text, limit=40)} {problem}, which no name can contain",
+            f"retype the {what}: printable text only",
+        )
+
+
 def instant_ms(text: str | None, *, now_ms: int, what: str) -> int | None:
     """``"1h"`` (that long ago) or an ISO 8601 instant (UTC unless it says otherwise)."""
     if text is None:
         return None
     if text[0].isdigit() and not text.isdigit() and "-" not in text:
-        return now_ms - to_ms(text, what=what)
+        ago_ms = now_ms - to_ms(text, what=what)
+        if ago_ms < -_RUN_ID_MAX:
+            raise FerryError(
+                "X_INVARIANT",
+                f"{what} {text[:40]!r} reaches further back than any instant",
+                f'write {what} as a duration that fits, like "30m", "2h", "7d"',
+            )
+        return ago_ms
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+    except (ValueError, OverflowError):
         raise FerryError(
             "X_INVARIANT",
-            f"{what} {text!r} is neither a duration ago nor an ISO 8601 instant",
+            f"{what} {text[:40]!r} is neither a duration ago nor an ISO 8601 instant",
             f'write {what} as "30m", "2h", "7d" (that long ago) or like "2026-11-30T09:00:00Z"',
         ) from None
     if parsed.tzinfo is None:
@@ -82,7 +109,7 @@ def page_size(text: str | None, default: int) -> int:
     """How many runs a page shows: 1..``MAX_PAGE``."""
     if text is None:
         return default
-    if not text.isdigit() or not 1 <= int(text) <= MAX_PAGE:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_PAGE:
         raise FerryError(
             "X_INVARIANT",
             f"limit {text!r} is not a page size from 1 to {MAX_PAGE}",

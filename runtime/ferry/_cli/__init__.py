@@ -16,6 +16,7 @@ from ferry._cli import (
     dev_command,
     doctor_command,
     jobs_commands,
+    mcp_command,
     migrate_command,
     queues_commands,
     relay_command,
@@ -41,6 +42,7 @@ _GROUPS = (
     queues_commands,
     doctor_command,
     admin_command,
+    mcp_command,
     dev_command,
     roles,
 )

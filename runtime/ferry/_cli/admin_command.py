@@ -31,6 +31,12 @@ def dashboard_options(parser: argparse.ArgumentParser, *, default_port: int) -> 
         "--token-manage", default=None, help="job:manage token ($FERRY_ADMIN_TOKEN_MANAGE)"
     )
     parser.add_argument(
+        "--trust-proxy",
+        action="store_true",
+        help="believe X-Forwarded-Proto/-For (behind a TLS-terminating proxy only; "
+        "$FERRY_ADMIN_TRUST_PROXY=1)",
+    )
+    parser.add_argument(
         "--insecure-dev",
         action="store_true",
         help="serve without any token (your own machine only)",
@@ -50,7 +56,12 @@ def register(subparsers: Any) -> None:
 async def run_admin(args: argparse.Namespace) -> Outcome:
     """Serve the dashboard until SIGTERM/SIGINT."""
     # Refused before any connection: a dashboard without a token serves nothing.
-    access = Access.from_options(args.token_read, args.token_manage, insecure_dev=args.insecure_dev)
+    access = Access.from_options(
+        args.token_read,
+        args.token_manage,
+        insecure_dev=args.insecure_dev,
+        trust_proxy=args.trust_proxy,
+    )
     tasks = (
         list(load_app(args.app).tasks.values()) if args.app or os.environ.get("FERRY_APP") else []
     )

@@ -48,7 +48,9 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
     token = args.token_manage or os.environ.get("FERRY_ADMIN_TOKEN_MANAGE")
     if token is None and not args.insecure_dev:
         token = secrets.token_urlsafe(16)
-    access = Access.from_options(args.token_read, token, insecure_dev=args.insecure_dev)
+    access = Access.from_options(
+        args.token_read, token, insecure_dev=args.insecure_dev, trust_proxy=args.trust_proxy
+    )
 
     def build(driver: JobDriver) -> list[Role]:
         worker = job_worker(

@@ -15,21 +15,6 @@ from typing import Any, TextIO
 from ferry.errors import FerryError
 
 
-def camel_keys(value: Any) -> Any:
-    """``value`` with every dict key in camelCase, the JSON envelope's key style
-    (``concurrencyKey``, ``nextMs``) — the same names the spec's examples use."""
-    if isinstance(value, dict):
-        return {_camel(str(key)): camel_keys(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [camel_keys(item) for item in value]
-    return value
-
-
-def _camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
 @dataclass
 class Outcome:
     """What a command produced: a summary line, the data, and any findings."""
@@ -41,6 +26,8 @@ class Outcome:
     ok: bool = True
     text: str | None = None
     """The human rendering (a table); the summary alone when None."""
+    silent: bool = False
+    """Print nothing: the command owned stdout (``ferry mcp`` over stdio speaks on it)."""
 
     @classmethod
     def refused(cls, command: str, error: FerryError) -> Outcome:
@@ -57,6 +44,8 @@ class Outcome:
 
     def emit(self, *, as_json: bool, out: TextIO | None = None) -> int:
         """Print the outcome; returns the process exit code."""
+        if self.silent and self.ok:
+            return 0
         stream = out or sys.stdout
         if as_json:
             stream.write(json.dumps(self.envelope(), default=str) + "\n")

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, replace
 from typing import Any
 
-from ferry._admin.filters import FILTER_WORDS, instant, run_filter
-from ferry._admin.overview import DEFAULT_WINDOW_MS, queue_overview
+from ferry._admin import operations
+from ferry._admin.filters import FILTER_WORDS, instant
+from ferry._admin.overview import DEFAULT_WINDOW_MS
 from ferry._cli.database import add_database_options, open_driver
-from ferry._cli.envelope import Outcome, camel_keys
+from ferry._cli.envelope import Outcome
 from ferry._cli.tables import fields, table
 from ferry._duration import to_ms
 from ferry._preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
 from ferry.drivers._postgres import PostgresJobDriver
-from ferry.drivers._refusals import run_not_found
 from ferry.drivers.protocol import JOB_STATES, RunDetail
 from ferry.errors import FerryError
 
@@ -82,10 +81,7 @@ def bind_driver_command(parser: argparse.ArgumentParser, path: list[str], comman
 
 async def list_runs(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
     """One page of runs under the filters, newest first."""
-    words = {word: getattr(args, word) for word in FILTER_WORDS}
-    wanted = run_filter(words, now_ms=driver.clock.now_ms())
-    runs = await driver.introspect.list_runs(wanted)
-    next_before = runs[-1].id if len(runs) == wanted.limit else None
+    page = await operations.list_runs(driver, {word: getattr(args, word) for word in FILTER_WORDS})
     text = table(
         None,
         ["id", "job", "queue", "state", "attempts", "tenant", "created", "last error"],
@@ -100,44 +96,24 @@ async def list_runs(args: argparse.Namespace, driver: PostgresJobDriver) -> Outc
                 instant(r.created_at_ms),
                 r.last_error.code if r.last_error else None,
             )
-            for r in runs
+            for r in page.runs
         ],
     )
-    if next_before is not None:
-        text += f"\nolder: ferry jobs ls --before {next_before}"
-    return Outcome(
-        "jobs ls",
-        f"{len(runs)} run(s)",
-        camel_keys({"runs": [asdict(r) for r in runs], "next_before_id": next_before}),
-        text=text,
-    )
+    if page.next_before_id is not None:
+        text += f"\nolder: ferry jobs ls --before {page.next_before_id}"
+    return Outcome("jobs ls", f"{len(page.runs)} run(s)", page.to_json(), text=text)
 
 
 async def show_run(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
     """Everything known about one run."""
-    run = await driver.introspect.get_run(args.id)
-    if run is None:
-        raise run_not_found(args.id)
+    run = await operations.show_run(driver, args.id)
     s = run.summary
     return Outcome(
         "jobs show",
         f'run {s.id} of job "{s.name}" is {s.state}',
-        _detail_json(run),
+        operations.run_json(run),
         text=_detail_text(run, full=args.full),
     )
-
-
-def _detail_json(run: RunDetail) -> dict[str, Any]:
-    """The run for ``--json``: its own fields in camelCase, the stored values as stored
-    (an input's ``org_id`` stays ``org_id``), each copied once."""
-    bare = replace(
-        run, payload=None, result=None, steps=[replace(st, result=None) for st in run.steps]
-    )
-    data: dict[str, Any] = camel_keys(asdict(bare))
-    data["payload"], data["result"] = run.payload, run.result
-    for shown, step in zip(data["steps"], run.steps, strict=True):
-        shown["result"] = step.result
-    return data
 
 
 def _detail_text(run: RunDetail, *, full: bool) -> str:
@@ -203,32 +179,20 @@ def _detail_text(run: RunDetail, *, full: bool) -> str:
 
 async def retry_run(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
     """Put a dead or cancelled run back to queued."""
-    await driver.introspect.retry_run(args.id)
-    return Outcome(
-        "jobs retry", f"run {args.id} is queued again", {"id": args.id, "state": "queued"}
-    )
+    done = await operations.retry_run(driver, args.id)
+    return Outcome("jobs retry", done.summary, done.data)
 
 
 async def cancel_run(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
     """Cancel a run (a running one: ask its worker to)."""
-    state = await driver.introspect.cancel_run(args.id)
-    summary = (
-        f"run {args.id} is running: cancel requested; its worker aborts it at its next "
-        "heartbeat and settles it cancelled"
-        if state == "running"
-        else f"run {args.id} is cancelled"
-    )
-    return Outcome(
-        "jobs cancel",
-        summary,
-        {"id": args.id, "state": state, "cancel_requested": state == "running"},
-    )
+    done = await operations.cancel_run(driver, args.id)
+    return Outcome("jobs cancel", done.summary, done.data)
 
 
 async def queue_stats(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
     """Depth, state counts and throughput per queue."""
     window_ms = to_ms(args.window, what="--window") or DEFAULT_WINDOW_MS
-    queues = await queue_overview(driver, window_ms=window_ms)
+    queues = await operations.queue_stats(driver, window_ms)
     text = table(
         None,
         ["queue", "paused", "depth", *JOB_STATES, f"done/{args.window}", "per min"],
@@ -247,7 +211,7 @@ async def queue_stats(args: argparse.Namespace, driver: PostgresJobDriver) -> Ou
     return Outcome(
         "jobs stats",
         f"{len(queues)} queue(s)",
-        {"window_ms": window_ms, "queues": [q.to_json() for q in queues]},
+        operations.stats_json(window_ms, queues),
         text=text,
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ferry._admin import operations
 from ferry._cli.envelope import Outcome
 from ferry._cli.jobs_commands import bind_driver_command
 from ferry.drivers._postgres import PostgresJobDriver
@@ -24,17 +25,11 @@ def register(subparsers: Any) -> None:
 
 async def pause_queue(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
     """Stop claims from the queue."""
-    await driver.introspect.pause_queue(args.queue)
-    return Outcome(
-        "queues pause",
-        f'queue "{args.queue}" is paused: its runs stay queued until it is resumed',
-        {"queue": args.queue, "paused": True},
-    )
+    done = await operations.set_queue_paused(driver, args.queue, paused=True)
+    return Outcome("queues pause", done.summary, done.data)
 
 
 async def resume_queue(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
     """Let claims from the queue proceed."""
-    await driver.introspect.resume_queue(args.queue)
-    return Outcome(
-        "queues resume", f'queue "{args.queue}" is resumed', {"queue": args.queue, "paused": False}
-    )
+    done = await operations.set_queue_paused(driver, args.queue, paused=False)
+    return Outcome("queues resume", done.summary, done.data)

@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ferry._admin import operations
 from ferry._app import load_app
 from ferry._cli.database import add_database_options, open_driver
 from ferry._cli.envelope import Outcome
-from ferry._names import check_name
-from ferry._scheduler.status import task_status
-from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
 
 _COLUMNS = ("name", "cron", "tz", "next", "last", "paused")
@@ -46,12 +44,6 @@ async def list_tasks(args: argparse.Namespace) -> Outcome:
 
 
 async def show_task(args: argparse.Namespace) -> Outcome:
-    if args.count < 1:
-        raise FerryError(
-            "X_INVARIANT",
-            f"tasks show --count {args.count} asks for no occurrences",
-            "pass --count 1 or more (default 5)",
-        )
     (row,) = await _statuses(args, args.name, next_count=args.count)
     lines = [f"{key}: {_cell(value)}" for key, value in row.items() if key != "nextOccurrences"]
     lines += [f"  {occurrence['at']}" for occurrence in row["nextOccurrences"]]
@@ -67,22 +59,16 @@ async def resume_task(args: argparse.Namespace) -> Outcome:
 
 
 async def _set_paused(args: argparse.Namespace, *, paused: bool) -> Outcome:
-    task = _find(_tasks(args), args.name)
+    tasks = _tasks(args)
+    operations.find_task(tasks, args.name)  # refused before any connection
     driver = await open_driver(args)
-    store = driver.scheduler
     try:
-        if paused:
-            await store.pause_task(task.name, now_ms=driver.clock.now_ms())
-        else:
-            await store.resume_task(task.name)
+        done = await operations.set_task_paused(
+            tasks, driver.scheduler, args.name, paused=paused, now_ms=driver.clock.now_ms()
+        )
     finally:
         await driver.close()
-    state = "paused" if paused else "resumed"
-    return Outcome(
-        " ".join(args.command_path),
-        f"task {task.name} {state}",
-        {"name": task.name, "paused": paused},
-    )
+    return Outcome(" ".join(args.command_path), done.summary, done.data)
 
 
 async def _statuses(
@@ -91,42 +77,18 @@ async def _statuses(
     """The status rows of every task, or of the one named."""
     tasks = _tasks(args)
     if name is not None:
-        tasks = [_find(tasks, name)]
+        tasks = [operations.find_task(tasks, name)]
     driver = await open_driver(args)
-    store = driver.scheduler
     try:
-        ticks = await store.ticks()
-        paused = await store.paused_tasks()
-        now = driver.clock.now_ms()
+        return await operations.task_statuses(
+            tasks, driver.scheduler, now_ms=driver.clock.now_ms(), next_count=next_count
+        )
     finally:
         await driver.close()
-    return [
-        task_status(
-            task,
-            ticks.get(task.name),
-            paused=task.name in paused,
-            now_ms=now,
-            next_count=next_count,
-        )
-        for task in tasks
-    ]
 
 
 def _tasks(args: argparse.Namespace) -> list[TaskHandle]:
     return list(load_app(args.app).tasks.values())
-
-
-def _find(tasks: list[TaskHandle], name: str) -> TaskHandle:
-    check_name(name, what="task name")
-    for task in tasks:
-        if task.name == name:
-            return task
-    known = ", ".join(sorted(task.name for task in tasks)) or "none"
-    raise FerryError(
-        "X_TASK_UNKNOWN",
-        f'the application declares no task named "{name}" (it declares: {known})',
-        "take the name from `ferry tasks list`, and check --app / FERRY_APP",
-    )
 
 
 def _cell(value: Any) -> str:

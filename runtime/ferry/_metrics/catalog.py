@@ -76,6 +76,13 @@ class WorkerMetrics:
             ["queue", "state"],
             registry=registry,
         )
+        self.queue_oldest_age = Gauge(
+            "job_queue_oldest_age_seconds",
+            "How long the longest-waiting due run of each queue has waited (0 when none "
+            "waits), sampled from the driver's stats.",
+            ["queue"],
+            registry=registry,
+        )
         self.wake_healthy = Gauge(
             "job_wake_listener_healthy",
             "1 while the LISTEN session that wakes idle workers is connected, else 0.",
@@ -92,13 +99,15 @@ class WorkerMetrics:
         """Report the wake listener's health, read at scrape time."""
         self.wake_healthy.set_function(lambda: 1.0 if healthy() else 0.0)
 
-    def record_stats(self, stats: Iterable[QueueStats]) -> None:
-        """Set the queue-depth gauge from one ``driver.stats()`` sample."""
+    def record_stats(self, stats: Iterable[QueueStats], *, now_ms: int) -> None:
+        """Set the queue-depth and queue-age gauges from one ``driver.stats()`` sample."""
         for queue in stats:
             for state in JOB_STATES:
                 self.queue_depth.labels(queue=queue.queue, state=state).set(
                     queue.counts.get(state, 0)
                 )
+            waited_ms = 0 if queue.oldest_due_at_ms is None else now_ms - queue.oldest_due_at_ms
+            self.queue_oldest_age.labels(queue=queue.queue).set(max(waited_ms, 0) / 1000)
 
     def observer(self, then: ExecutionObserver) -> ExecutionObserver:
         """An execution observer that counts into these metrics, then calls ``then``."""

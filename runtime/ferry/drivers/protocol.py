@@ -186,6 +186,9 @@ class QueueStats:
     queue: str
     counts: Mapping[JobState, int]
     paused: bool = False
+    oldest_due_at_ms: int | None = None
+    """When the longest-waiting due run (queued, ``run_at`` at or before now) became due;
+    None when none waits. Now minus this is the queue's age, what a backlog alert reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,6 +290,31 @@ class RunDetail:
     steps: Sequence[StepRecord] = field(default_factory=tuple)
     cancel_requested_at_ms: int | None = None
     """When an operator asked to cancel this run while it was running (else None)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeBucket:
+    """How many runs of one queue ended in one time bucket, by how they ended."""
+
+    queue: str
+    start_ms: int
+    """The bucket covers ``[start_ms, start_ms + bucket_ms)``."""
+    completed: int
+    dead: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunLatency:
+    """One run that ended recently, and how long it took from due to done."""
+
+    id: str
+    queue: str
+    name: str
+    state: Literal["completed", "dead"]
+    finished_at_ms: int
+    latency_ms: int
+    """``finished_at_ms - run_at_ms`` (never below 0): the wait in the queue since the run
+    last became due, plus its last attempt."""
 
 
 # --- values: scheduler, outbox, webhooks, backfills -------------------------------------
@@ -456,6 +484,27 @@ class JobIntrospection(Protocol):
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
         """Runs completed per queue since ``since_ms`` (queues with none are absent)."""
+        ...
+
+    async def outcome_series(self, since_ms: int, bucket_ms: int) -> Sequence[OutcomeBucket]:
+        """Runs that ended ``completed`` or ``dead`` at or after ``since_ms``, counted per
+        queue and bucket: bucket ``k`` starts at ``since_ms + k * bucket_ms`` and holds the
+        runs with ``start <= finished_at_ms < start + bucket_ms``. Only buckets holding a
+        run are returned, ordered by queue, then start. ``bucket_ms`` is positive."""
+        ...
+
+    async def recent_latencies(self, limit: int) -> Sequence[RunLatency]:
+        """The ``limit`` runs that most recently ended ``completed`` or ``dead``, newest
+        ``finished_at_ms`` first (ties: the later-enqueued run first)."""
+        ...
+
+    async def revoke_session(self, session: str, *, until_ms: int) -> None:
+        """Refuse dashboard session ``session`` until ``until_ms`` (when its cookie lapses
+        anyway), for every process sharing this storage; forget lapsed revocations."""
+        ...
+
+    async def session_revoked(self, session: str) -> bool:
+        """Whether ``session`` is revoked and the revocation has not lapsed (driver clock)."""
         ...
 
     async def pause_queue(self, queue: str) -> None:

@@ -10,6 +10,8 @@ override, in SQL that names this module). The rules:
   cap, a job this worker does not know) give the attempt back: none of them was a try.
 * A run an operator asked to cancel while it ran never goes back to the queue: a settle
   that would requeue or park it ends it ``cancelled`` with ``X_CANCELLED`` instead.
+* A settle that ends the run keeps its ``run_at`` (the instant it last became due, which
+  its due-to-done latency is read from); one that requeues or parks it moves ``run_at``.
 * The fence: a settle or renewal lands only while its worker holds an unexpired lease.
 """
 

@@ -50,6 +50,7 @@ async def test_ferry_run_as_worker_reports_runs_by_outcome_queue_depth_and_the_w
     assert "job_claim_duration_seconds_count" in body
     assert await worker.metric("job_wake_listener_healthy") == 1
     assert await worker.metric("job_queue_depth", queue="default", state="queued") is not None
+    assert await worker.metric("job_queue_oldest_age_seconds", queue="default") is not None
 
 
 async def test_a_worker_refuses_to_start_on_a_metrics_port_already_bound(

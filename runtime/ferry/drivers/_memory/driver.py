@@ -215,7 +215,8 @@ class MemoryJobDriver(SingleRunCalls):
                 run.result = settle.result
             else:
                 run.last_error = settle.error or run.last_error
-                run.run_at_ms = settle.run_at_ms if settle.run_at_ms is not None else now
+                if not outcome.finishes:  # an ended run keeps the instant it became due
+                    run.run_at_ms = settle.run_at_ms if settle.run_at_ms is not None else now
             if outcome is not planned:
                 run.last_error = CANCELLED_BY_OPERATOR
             if outcome.finishes:
@@ -248,13 +249,17 @@ class MemoryJobDriver(SingleRunCalls):
 
     async def stats(self) -> list[QueueStats]:
         counts: dict[str, dict[JobState, int]] = {}
+        oldest: dict[str, int] = {}
+        now = self._clock.now_ms()
         for run in self._runs.by_id.values():
             per_queue = counts.setdefault(run.queue, dict.fromkeys(JOB_STATES, 0))
             per_queue[run.state] += 1
+            if run.state == "queued" and run.run_at_ms <= now:
+                oldest[run.queue] = min(oldest.get(run.queue, run.run_at_ms), run.run_at_ms)
         for queue in self._runs.paused:
             counts.setdefault(queue, dict.fromkeys(JOB_STATES, 0))
         return [
-            QueueStats(queue, state_counts, queue in self._runs.paused)
+            QueueStats(queue, state_counts, queue in self._runs.paused, oldest.get(queue))
             for queue, state_counts in sorted(counts.items())
         ]
 

@@ -9,7 +9,14 @@ from ferry._names import check_name
 from ferry.drivers._memory.runs import Run, Runs
 from ferry.drivers._memory.steps import MemoryStepStore
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
-from ferry.drivers.protocol import JobState, RunDetail, RunFilter, RunSummary
+from ferry.drivers.protocol import (
+    JobState,
+    OutcomeBucket,
+    RunDetail,
+    RunFilter,
+    RunLatency,
+    RunSummary,
+)
 from ferry.drivers.settle import CANCELLED_BY_OPERATOR
 
 
@@ -20,6 +27,7 @@ class MemoryIntrospection:
         self._runs = runs
         self._steps = steps
         self._clock = clock
+        self._revoked: dict[str, int] = {}
 
     async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
         f = run_filter
@@ -86,6 +94,48 @@ class MemoryIntrospection:
             if run.state == "completed" and (run.finished_at_ms or 0) > since_ms:
                 completed[run.queue] = completed.get(run.queue, 0) + 1
         return completed
+
+    async def outcome_series(self, since_ms: int, bucket_ms: int) -> Sequence[OutcomeBucket]:
+        counts: dict[tuple[str, int], list[int]] = {}
+        for run in self._ended():
+            assert run.finished_at_ms is not None
+            if run.finished_at_ms >= since_ms:
+                start = since_ms + (run.finished_at_ms - since_ms) // bucket_ms * bucket_ms
+                bucket = counts.setdefault((run.queue, start), [0, 0])
+                bucket[0 if run.state == "completed" else 1] += 1
+        return [
+            OutcomeBucket(queue, start, completed, dead)
+            for (queue, start), (completed, dead) in sorted(counts.items())
+        ]
+
+    async def recent_latencies(self, limit: int) -> Sequence[RunLatency]:
+        newest = sorted(self._ended(), key=lambda r: (r.finished_at_ms, r.seq), reverse=True)
+        return [
+            RunLatency(
+                id=run.id,
+                queue=run.queue,
+                name=run.name,
+                state="completed" if run.state == "completed" else "dead",
+                finished_at_ms=run.finished_at_ms or 0,
+                latency_ms=max((run.finished_at_ms or 0) - run.run_at_ms, 0),
+            )
+            for run in newest[: max(limit, 0)]
+        ]
+
+    async def revoke_session(self, session: str, *, until_ms: int) -> None:
+        now = self._clock.now_ms()
+        self._revoked = {s: until for s, until in self._revoked.items() if until > now}
+        self._revoked[session] = max(self._revoked.get(session, until_ms), until_ms)
+
+    async def session_revoked(self, session: str) -> bool:
+        return self._revoked.get(session, 0) > self._clock.now_ms()
+
+    def _ended(self) -> list[Run]:
+        return [
+            run
+            for run in self._runs.by_id.values()
+            if run.state in ("completed", "dead") and run.finished_at_ms is not None
+        ]
 
     async def pause_queue(self, queue: str) -> None:
         self._runs.paused.add(check_name(queue, what="queue"))

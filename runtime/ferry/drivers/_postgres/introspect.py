@@ -14,9 +14,11 @@ from ferry.drivers._refusals import run_in_wrong_state, run_not_found
 from ferry.drivers.protocol import (
     JOB_STATES,
     JobState,
+    OutcomeBucket,
     QueueStats,
     RunDetail,
     RunFilter,
+    RunLatency,
     RunSummary,
     StepRecord,
 )
@@ -81,6 +83,40 @@ class PostgresIntrospection:
         rows = await pool.fetch(self._db.queries["queue_throughput"], since_ms)
         return {row["queue"]: row["completed"] for row in rows}
 
+    async def outcome_series(self, since_ms: int, bucket_ms: int) -> Sequence[OutcomeBucket]:
+        pool = await self._db.pool()
+        rows = await pool.fetch(self._db.queries["outcome_series"], since_ms, bucket_ms)
+        return [
+            OutcomeBucket(row["queue"], row["start_ms"], row["completed"], row["dead"])
+            for row in rows
+        ]
+
+    async def recent_latencies(self, limit: int) -> Sequence[RunLatency]:
+        pool = await self._db.pool()
+        rows = await pool.fetch(self._db.queries["recent_latencies"], max(limit, 0))
+        return [
+            RunLatency(
+                id=row["id"],
+                queue=row["queue"],
+                name=row["name"],
+                state=row["state"],
+                finished_at_ms=row["finished_at_ms"],
+                latency_ms=row["latency_ms"],
+            )
+            for row in rows
+        ]
+
+    async def revoke_session(self, session: str, *, until_ms: int) -> None:
+        pool = await self._db.pool()
+        now = self._db.clock.now_ms()
+        await pool.execute(self._db.queries["session_revoke"], session, until_ms, now)
+
+    async def session_revoked(self, session: str) -> bool:
+        pool = await self._db.pool()
+        now = self._db.clock.now_ms()
+        revoked: bool = await pool.fetchval(self._db.queries["session_revoked"], session, now)
+        return revoked
+
     async def server_now_ms(self) -> int:
         """The database server's wall clock, in epoch ms (for the clock-skew check)."""
         pool = await self._db.pool()
@@ -102,14 +138,18 @@ class PostgresIntrospection:
         pool = await self._db.pool()
         counts: dict[str, dict[JobState, int]] = {}
         paused: set[str] = set()
-        for row in await pool.fetch(self._db.queries["queue_stats"]):
+        oldest: dict[str, int] = {}
+        now = self._db.clock.now_ms()
+        for row in await pool.fetch(self._db.queries["queue_stats"], now):
             per_queue = counts.setdefault(row["queue"], dict.fromkeys(JOB_STATES, 0))
             if row["paused"]:
                 paused.add(row["queue"])
             else:
                 per_queue[row["state"]] = row["runs"]
+                if row["oldest_due_at_ms"] is not None:
+                    oldest[row["queue"]] = row["oldest_due_at_ms"]
         return [
-            QueueStats(queue, state_counts, queue in paused)
+            QueueStats(queue, state_counts, queue in paused, oldest.get(queue))
             for queue, state_counts in sorted(counts.items())
         ]
 

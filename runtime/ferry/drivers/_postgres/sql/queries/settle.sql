@@ -23,7 +23,10 @@ settled AS (
     SET state = CASE WHEN j.cancel_requested_at_ms IS NOT NULL AND r.requeues
                      THEN 'cancelled' ELSE r.state END,
         attempts = j.attempts - r.attempts_given_back,
-        run_at_ms = coalesce(r.run_at_ms, j.run_at_ms),
+        -- A run the settle ends keeps the instant it last became due (its latency).
+        run_at_ms = CASE WHEN r.finishes
+                              OR (j.cancel_requested_at_ms IS NOT NULL AND r.requeues)
+                         THEN j.run_at_ms ELSE coalesce(r.run_at_ms, j.run_at_ms) END,
         result = CASE WHEN r.state = 'completed' THEN r.result::jsonb ELSE j.result END,
         last_error_code = CASE WHEN j.cancel_requested_at_ms IS NOT NULL AND r.requeues
                                THEN $14 ELSE coalesce(r.error_code, j.last_error_code) END,

@@ -1,0 +1,212 @@
+"""``ferry mcp`` as a real process, driven by the official MCP SDK's client, on real Postgres.
+
+Every read tool must answer exactly what ``ferry --json`` prints for the same command (the
+shared operations module is the one source; these tests catch a drift), every action must
+land in the database, and the tokens and scopes must hold over stdio and over HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from role_process import eventually, free_port
+
+from ferry._mcp import MANAGE_TOOLS, READ_TOOLS
+from ferry.drivers import PostgresJobDriver
+from ferry.drivers.protocol import RunFilter
+
+from .conftest import REPO, Ferry, cli_env
+
+READ_TOKEN = "mcp-read-token"
+MANAGE_TOKEN = "mcp-manage-token"
+SPEC_NAMES = {"admin.x_job_tasks.list", "admin.action.job.task.run-now"}
+
+
+def _env(dsn: str, schema: str, **extra: str) -> dict[str, str]:
+    return {
+        **cli_env(dsn, schema),
+        "FERRY_ADMIN_TOKEN_READ": READ_TOKEN,
+        "FERRY_ADMIN_TOKEN_MANAGE": MANAGE_TOKEN,
+        **extra,
+    }
+
+
+def _stdio(dsn: str, schema: str, token: str) -> Client:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ferry", "mcp", "--transport", "stdio"],
+        env=_env(dsn, schema, FERRY_MCP_TOKEN=token),
+        cwd=REPO,
+    )
+    return Client(params)
+
+
+async def _call(client: Client, tool: str, **arguments: Any) -> tuple[bool, dict[str, Any]]:
+    """A tool's envelope and whether the client saw it as an error."""
+    result = await client.call_tool(tool, arguments)
+    assert result.structured_content is not None, result
+    return bool(result.is_error), result.structured_content
+
+
+async def _dead_run(driver: PostgresJobDriver) -> str:
+    [run] = await driver.introspect.list_runs(RunFilter(state="dead"))
+    return run.id
+
+
+async def test_every_read_tool_answers_exactly_what_the_cli_prints(
+    seeded: PostgresJobDriver, ferry: Ferry, postgres_dsn: str, pg_schema: str
+) -> None:
+    dead = await _dead_run(seeded)
+    async with _stdio(postgres_dsn, pg_schema, READ_TOKEN) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert tools == {*READ_TOOLS, *MANAGE_TOOLS} and tools >= SPEC_NAMES
+        huge, task = "99999999999999999999999", "cli.nightly"
+        cases = [
+            ("admin.x_jobs.list", {}, "jobs ls"),
+            ("admin.x_jobs.list", {"state": "dead", "limit": 5}, "jobs ls --state dead --limit 5"),
+            ("admin.x_jobs.show", {"id": dead}, f"jobs show {dead}"),
+            ("admin.x_jobs.stats", {"window": "1h"}, "jobs stats --window 1h"),
+            ("admin.x_job_tasks.list", {}, "tasks list"),
+            ("admin.x_job_tasks.show", {"name": task, "count": 3}, f"tasks show {task} --count 3"),
+            ("admin.x_jobs.list", {"before": huge}, f"jobs ls --before {huge}"),
+            ("admin.x_jobs.show", {"id": "424242"}, "jobs show 424242"),
+        ]  # fmt: skip
+        for tool, arguments, command in cases:
+            is_error, envelope = await _call(client, tool, **arguments)
+            printed = ferry(*command.split(), "--json").envelope
+            assert envelope == printed, (tool, arguments)
+            assert is_error is (not printed["ok"])
+
+
+async def test_the_actions_land_in_the_database_with_a_manage_token_over_stdio(
+    seeded: PostgresJobDriver, postgres_dsn: str, pg_schema: str
+) -> None:
+    dead = await _dead_run(seeded)
+    async with _stdio(postgres_dsn, pg_schema, MANAGE_TOKEN) as client:
+        is_error, retried = await _call(client, "admin.action.job.retry", id=dead)
+        assert not is_error and retried["data"] == {"id": dead, "state": "queued"}
+        again_error, again = await _call(client, "admin.action.job.retry", id=dead)
+        assert again_error and again["findings"][0]["code"] == "X_RUN_STATE"
+        _, cancelled = await _call(client, "admin.action.job.cancel", id=dead)
+        assert cancelled["data"]["state"] == "cancelled"
+
+        await _call(client, "admin.action.job.queue.pause", queue="later")
+        [later] = [q for q in await seeded.stats() if q.queue == "later"]
+        assert later.paused
+        await _call(client, "admin.action.job.queue.resume", queue="later")
+        empty_error, empty = await _call(client, "admin.action.job.queue.pause", queue="")
+        assert empty_error and empty["findings"][0]["code"] == "X_INVARIANT"
+
+        _, paused = await _call(client, "admin.action.job.task.pause", name="cli.nightly")
+        assert paused["data"] == {"name": "cli.nightly", "paused": True}
+        _, listed = await _call(client, "admin.x_job_tasks.list")
+        assert listed["data"][0]["paused"] is True
+        await _call(client, "admin.action.job.task.resume", name="cli.nightly")
+        _, fired = await _call(client, "admin.action.job.task.run-now", name="cli.nightly")
+        [entry] = fired["data"]["runs"]
+        assert entry["job"] == "cli.greet" and entry["deduplicated"] is False
+        run = await seeded.introspect.get_run(entry["jobId"])
+        assert run is not None and run.summary.state == "queued"
+        unknown_error, unknown = await _call(client, "admin.action.job.task.run-now", name="nope")
+        assert unknown_error and unknown["findings"][0]["code"] == "X_TASK_UNKNOWN"
+
+
+async def test_a_read_token_reads_but_every_action_is_refused_x_forbidden(
+    seeded: PostgresJobDriver, postgres_dsn: str, pg_schema: str
+) -> None:
+    dead = await _dead_run(seeded)
+    async with _stdio(postgres_dsn, pg_schema, READ_TOKEN) as client:
+        is_error, _ = await _call(client, "admin.x_jobs.list")
+        assert not is_error
+        arguments = {"id": dead, "queue": "later", "name": "cli.nightly"}
+        for tool in MANAGE_TOOLS:
+            schema = next(t for t in (await client.list_tools()).tools if t.name == tool)
+            wanted = {k: v for k, v in arguments.items() if k in schema.input_schema["properties"]}
+            refused, envelope = await _call(client, tool, **wanted)
+            assert refused and envelope["findings"][0]["code"] == "X_FORBIDDEN", tool
+    run = await seeded.introspect.get_run(dead)
+    assert run is not None and run.summary.state == "dead", "nothing was retried"
+
+
+async def test_stdio_refuses_to_start_without_a_token_and_an_unknown_token_reads_nothing(
+    seeded: PostgresJobDriver, ferry: Ferry, postgres_dsn: str, pg_schema: str
+) -> None:
+    started = ferry("mcp", "--json", env=_env(postgres_dsn, pg_schema))
+    assert started.code == 1 and "Traceback" not in started.stderr
+    assert started.envelope["findings"][0]["code"] == "X_UNAUTHENTICATED"
+    async with _stdio(postgres_dsn, pg_schema, "not-a-token") as client:
+        refused, envelope = await _call(client, "admin.x_job_tasks.list")
+        assert refused and envelope["findings"][0]["code"] == "X_UNAUTHENTICATED"
+
+
+@pytest.fixture
+async def http_server(
+    seeded: PostgresJobDriver, postgres_dsn: str, pg_schema: str, tmp_path: Path
+) -> AsyncIterator[str]:
+    """``ferry mcp --transport http`` as a real process; yields its endpoint URL."""
+    port = free_port()
+    log_path = tmp_path / "mcp.log"
+    with log_path.open("wb") as log:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *("-m", "ferry", "mcp", "--transport", "http", "--port", str(port)),
+            env=_env(postgres_dsn, pg_schema),
+            cwd=REPO,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+        )
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    async def answering() -> bool:
+        if process.returncode is not None:
+            raise AssertionError(f"ferry mcp exited early:\n{log_path.read_text()}")
+        with contextlib.suppress(httpx.HTTPError):
+            async with httpx.AsyncClient() as probe:
+                return (await probe.post(url)).status_code == 401
+        return False
+
+    try:
+        await eventually(answering, within_s=60, what="ferry mcp to answer on its port")
+        yield url
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+def _http(url: str, token: str) -> Client:
+    headers = {"Authorization": f"Bearer {token}"}
+    return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers)))
+
+
+async def test_over_http_a_bearer_token_is_required_and_scopes_hold(
+    http_server: str, seeded: PostgresJobDriver, ferry: Ferry
+) -> None:
+    async with httpx.AsyncClient() as anonymous:
+        for headers in ({}, {"Authorization": "Bearer wrong"}):
+            answer = await anonymous.post(http_server, json={}, headers=headers)
+            assert answer.status_code == 401 and answer.json()["code"] == "X_UNAUTHENTICATED"
+    with pytest.raises(Exception):  # noqa: B017 (the SDK's own error for a refused connect)
+        async with _http(http_server, "wrong") as client:
+            await client.list_tools()
+
+    dead = await _dead_run(seeded)
+    async with _http(http_server, READ_TOKEN) as reader:
+        _, tasks = await _call(reader, "admin.x_job_tasks.list")
+        assert tasks == ferry("tasks", "list", "--json").envelope
+        refused, envelope = await _call(reader, "admin.action.job.retry", id=dead)
+        assert refused and envelope["findings"][0]["code"] == "X_FORBIDDEN"
+    async with _http(http_server, MANAGE_TOKEN) as manager:
+        is_error, retried = await _call(manager, "admin.action.job.retry", id=dead)
+        assert not is_error and retried["data"]["state"] == "queued"
