@@ -13,7 +13,7 @@ from ferry.drivers.protocol import (
 )
 from ferry.testing import Harness
 
-from .jobs_fixture import flaky
+from .jobs_fixture import flaky, keyed
 
 LEASE = 30_000
 
@@ -136,3 +136,32 @@ async def test_claims_respect_queue_and_name_filters_and_paused_queues(
     assert stats["default"].counts["running"] == 1
     assert stats["other"].counts["running"] == 1
     assert stats["default"].counts["completed"] == 0
+
+
+async def test_a_claim_with_limits_takes_the_keys_slot_and_skips_a_full_key(
+    harness: Harness,
+) -> None:
+    first = (await keyed.enqueue({"id": "a"})).job_id
+    await keyed.enqueue({"id": "b"})
+    limits = {keyed.name: 1}
+
+    [claimed] = await harness.driver.claim(claim("w1", limits=limits))
+    assert (claimed.id, claimed.slot_held) == (first, True)
+    assert await harness.driver.claim(claim("w2", limits=limits)) == []  # the key is full
+
+
+async def test_settle_and_claim_lands_the_settles_first_so_a_freed_slot_is_claimed_at_once(
+    harness: Harness,
+) -> None:
+    first = (await keyed.enqueue({"id": "a"})).job_id
+    second = (await keyed.enqueue({"id": "b"})).job_id
+    limits = {keyed.name: 1}
+    [claimed] = await harness.driver.claim(claim("w1", limits=limits))
+
+    landed, next_batch = await harness.driver.settle_and_claim(
+        [(claimed.id, AckOptions("w1"))], claim("w1", limits=limits)
+    )
+
+    assert landed == [True]
+    assert [(c.id, c.slot_held) for c in next_batch] == [(second, True)]
+    assert claimed.id == first

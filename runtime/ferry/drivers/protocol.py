@@ -635,9 +635,10 @@ class JobDriver(Protocol):
     """The one interface to storage. Job code never changes when it does.
 
     ``ack``, ``nack`` and ``heartbeat`` settle or renew one run (the spec's interface);
-    ``settle_many`` and ``heartbeat_many`` do many in one round trip (what the worker
-    uses). ``ferry.drivers.settle.SingleRunCalls`` derives the former from the latter, so
-    a driver writes each rule once.
+    ``settle_many``, ``heartbeat_many`` and ``settle_and_claim`` do many in one round trip
+    (what the worker uses). ``ferry.drivers.settle.DerivedCalls`` derives the one-run calls
+    and a two-trip ``settle_and_claim`` from the batched ones, so a driver writes each rule
+    once.
     """
 
     @property
@@ -714,6 +715,13 @@ class JobDriver(Protocol):
 
     async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
         """Renew many leases (and the run's slots), each fenced like a settle; answers in order."""
+        ...
+
+    async def settle_and_claim(
+        self, settles: Sequence[Settle], options: ClaimOptions
+    ) -> tuple[list[bool], list[ClaimedJob]]:
+        """``settle_many(settles)`` then ``claim(options)``, in one round trip where the
+        driver can: the settles land first, so a slot they release is claimable at once."""
         ...
 
     async def ack(self, job_id: str, options: AckOptions) -> bool:

@@ -23,6 +23,8 @@ from typing import Protocol
 
 from ferry.drivers.protocol import (
     AckOptions,
+    ClaimedJob,
+    ClaimOptions,
     HeartbeatOptions,
     JobError,
     JobState,
@@ -113,10 +115,22 @@ class _Batched(Protocol):
 
     async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]: ...
 
+    async def claim(self, options: ClaimOptions) -> list[ClaimedJob]: ...
 
-class SingleRunCalls:
-    """``ack``, ``nack`` and ``heartbeat`` over a driver's ``settle_many`` and
-    ``heartbeat_many``, so a driver states its settle and renewal once."""
+
+class DerivedCalls:
+    """The calls a driver derives from its batched ones: ``ack``, ``nack`` and ``heartbeat``
+    over ``settle_many`` and ``heartbeat_many`` (so a driver states its settle and renewal
+    once), and ``settle_and_claim`` as two round trips (a driver that can do both in one
+    statement overrides it)."""
+
+    async def settle_and_claim(
+        self: _Batched, settles: Sequence[Settle], options: ClaimOptions
+    ) -> tuple[list[bool], list[ClaimedJob]]:
+        """Settle ``settles``, then claim by ``options``: the settles land first, so a slot
+        they release is claimable by the same call."""
+        landed = await self.settle_many(settles) if settles else []
+        return landed, await self.claim(options)
 
     async def ack(self: _Batched, job_id: str, options: AckOptions) -> bool:
         """Complete a run if ``options.worker_id`` still holds it; answers whether it landed."""

@@ -38,7 +38,7 @@ from ferry.drivers.protocol import (
 )
 from ferry.drivers.settle import (
     CANCELLED_BY_OPERATOR,
-    SingleRunCalls,
+    DerivedCalls,
     first_of_each,
     transition,
     with_cancel_request,
@@ -46,7 +46,7 @@ from ferry.drivers.settle import (
 from ferry.errors import FerryError
 
 
-class MemoryJobDriver(SingleRunCalls):
+class MemoryJobDriver(DerivedCalls):
     """All runs, steps, slots, scheduler rows, outbox entries and ledgers in this process."""
 
     def __init__(

@@ -45,7 +45,7 @@ from ferry.drivers.protocol import (
     RetentionPolicy,
     Settle,
 )
-from ferry.drivers.settle import CANCELLED_BY_OPERATOR, SingleRunCalls, first_of_each, transition
+from ferry.drivers.settle import CANCELLED_BY_OPERATOR, DerivedCalls, first_of_each, transition
 from ferry.errors import FerryError
 
 
@@ -55,7 +55,7 @@ class _Fetches(Protocol):
     async def fetch(self, query: str, *args: object) -> list[asyncpg.Record]: ...
 
 
-class PostgresJobDriver(SingleRunCalls):
+class PostgresJobDriver(DerivedCalls):
     """Every stored thing of ferry in one PostgreSQL schema, over one pool."""
 
     def __init__(
