@@ -47,10 +47,9 @@ envtest:
 	scripts/envtest.sh
 	scripts/kubetools.sh
 
-## The chart's CRDs are copies of crds/, made here and never by hand.
-chart-crds:
-	mkdir -p charts/ferry/crds
-	cp crds/*.yaml charts/ferry/crds/
+## The chart's CRD templates are rendered from crds/ here, never edited by hand.
+chart-crds: install
+	$(PY) scripts/chart_crds.py
 
 clean:
 	rm -rf $(VENV) .ferry build *.egg-info
