@@ -1,7 +1,7 @@
 """The Kopf layer: every watched event asks for its namespace to be reconciled.
 
-Run it with ``kopf run -m ferry_operator.handlers --all-namespaces --standalone``. Handlers
-hold no logic: they name a namespace; ``reconcile`` does the work, coalesced per namespace.
+``python -m ferry_operator`` runs it once this replica leads (see ``main``). Handlers hold no
+logic: they name a namespace; ``reconcile`` does the work, coalesced per namespace.
 """
 
 from __future__ import annotations
@@ -9,17 +9,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 from typing import Any
 
 import kopf
 
 from ferry_operator.coalesce import Coalescer
-from ferry_operator.kube import Kube, connect
-from ferry_operator.names import GROUP, MANAGED_BY, VERSION
+from ferry_operator.config import OperatorConfig
+from ferry_operator.names import FIELD_MANAGER, GROUP, MANAGED_BY, OWNED_SELECTOR, VERSION
 from ferry_operator.reconcile import reconcile_namespace
 
 REFRESH_SECONDS = 60.0
-"""How often every known namespace is reconciled anyway (nextFire/lastFire move with time)."""
+"""How often every namespace holding ferry resources is reconciled anyway (nextFire/lastFire
+move with time; a Secret created after its DurableJob is noticed; nothing watches Secrets)."""
+
+
+def operator_settings(config: OperatorConfig) -> kopf.OperatorSettings:
+    """Kopf's settings for this operator."""
+    settings = kopf.OperatorSettings()
+    # Handler log lines are not news for `kubectl describe`; verdicts are posted explicitly.
+    settings.posting.level = logging.WARNING
+    # Server-side: the API server streams only the Deployments the operator wrote, never every
+    # Deployment of the cluster (the handler's `labels=` alone would filter client-side).
+    settings.watching.label_selectors["apps", "v1", "deployments"] = OWNED_SELECTOR
+    # Namespaced, the operator may list neither CRDs nor namespaces (it has Roles only): the
+    # resources are discovered once at start and the namespaces are exactly the ones named.
+    settings.scanning.disabled = not config.clusterwide
+    return settings
 
 
 @kopf.on.login()
@@ -30,28 +46,39 @@ def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
 
 
 @kopf.on.startup()
-async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
-    """Open the client and the per-namespace coalescer; start the periodic refresh."""
-    # Handler log lines are not news for `kubectl describe`; refusals are posted explicitly.
-    settings.posting.level = logging.WARNING
-    kube = Kube(await connect())
-    memo.kube = kube
-    memo.coalescer = Coalescer(lambda namespace: reconcile_namespace(kube, namespace, kube.warn))
+async def start(memo: kopf.Memo, **_: Any) -> None:
+    """Open the per-namespace coalescer over the client ``main`` made; start the refresh."""
+    # Kopf installs its own SIGTERM/SIGINT handlers as it starts (right after this handler
+    # first yields), which stop it without its stop flag and leave that flag's waiter to time
+    # out for 5 s. Put back the operator's, which stop Kopf through the flag: the Lease is
+    # then handed over within milliseconds of SIGTERM. (Should Kopf's win after all, a stop
+    # still works, 5 s later.)
+    await asyncio.sleep(0)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, memo.stop.set)
+
+    async def reconcile(namespace: str) -> bool:
+        config: OperatorConfig = memo.config
+        return await reconcile_namespace(
+            memo.kube, namespace, memo.recorder.post, config.default_secret, memo.clock
+        )
+
+    memo.coalescer = Coalescer(reconcile)
     memo.refresh = asyncio.create_task(_refresh(memo.coalescer))
 
 
 @kopf.on.cleanup()
 async def stop(memo: kopf.Memo, **_: Any) -> None:
-    """Stop the refresh and close the client."""
+    """Stop the refresh."""
     memo.refresh.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await memo.refresh
-    await memo.kube.close()
 
 
 @kopf.on.event(GROUP, VERSION, "durablejobs")
 @kopf.on.event(GROUP, VERSION, "scheduledtasks")
-@kopf.on.event("apps", "v1", "deployments", labels={MANAGED_BY: "ferry-operator"})
+@kopf.on.event("apps", "v1", "deployments", labels={MANAGED_BY: FIELD_MANAGER})
 async def namespace_changed(namespace: str | None, memo: kopf.Memo, **_: Any) -> None:
     """A ferry resource or an owned Deployment changed: reconcile its namespace."""
     if namespace:

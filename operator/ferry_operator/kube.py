@@ -1,25 +1,37 @@
-"""The operator's few Kubernetes calls: server-side apply, list, read, delete, status.
+"""The operator's few Kubernetes calls: server-side apply, guarded delete, reads, status.
 
 Server-side apply with ``force`` is what makes reconciling level-based: applying the same
 manifest twice changes nothing, and a field someone edited by hand is taken back.
+
+Owned objects are addressed by one path table and read as ``PartialObjectMetadata``: whether
+an object exists and who owns it is all the operator asks, so a Secret's value never reaches it.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from datetime import UTC, datetime
+from collections.abc import Mapping
 from typing import Any, cast
 
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config.config_exception import ConfigException
 
-from ferry_operator.names import FIELD_MANAGER, GROUP, VERSION
+from ferry_operator.names import API_VERSION, FIELD_MANAGER, GROUP, MANAGED_BY, VERSION
 from ferry_operator.pods import Manifest
 
 _APPLY = "application/apply-patch+yaml"
+_METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 # The stubs omit ``_content_type``, which the generated client accepts on every call.
 _MERGE_PATCH: dict[str, Any] = {"_content_type": "application/merge-patch+json"}
+_PATHS = {
+    "Deployment": "/apis/apps/v1/namespaces/{namespace}/deployments/{name}",
+    "Service": "/api/v1/namespaces/{namespace}/services/{name}",
+    "ConfigMap": "/api/v1/namespaces/{namespace}/configmaps/{name}",
+    "PodDisruptionBudget": "/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets/{name}",
+    "Secret": "/api/v1/namespaces/{namespace}/secrets/{name}",
+}
 
 
 async def connect() -> client.ApiClient:
@@ -32,104 +44,148 @@ async def connect() -> client.ApiClient:
     return client.ApiClient()
 
 
+async def call(
+    api: client.ApiClient,
+    method: str,
+    path: str,
+    *,
+    params: Mapping[str, str] | None = None,
+    body: Any = None,
+    query: list[tuple[str, str]] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Manifest:
+    """One API call answered as a plain dict (the generated models are not needed here)."""
+    answer = await api.call_api(
+        path,
+        method,
+        path_params=dict(params or {}),
+        query_params=query or [],
+        header_params={"Accept": "application/json", **(headers or {})},
+        body=body,
+        response_types_map={200: "object", 201: "object"},
+        auth_settings=["BearerToken"],
+        _return_http_data_only=True,
+    )
+    return cast(Manifest, answer)
+
+
+def operator_owned(metadata: Mapping[str, Any]) -> bool:
+    """Whether the operator wrote this object: its label, and a ferry resource among its owners.
+
+    Both, because a label is easy to copy by hand and an owner reference alone could be any
+    controller's; the operator deletes or overwrites nothing that lacks either.
+    """
+    labels = metadata.get("labels") or {}
+    owners = metadata.get("ownerReferences") or []
+    return labels.get(MANAGED_BY) == FIELD_MANAGER and any(
+        owner.get("apiVersion") == API_VERSION for owner in owners
+    )
+
+
+def namespace_terminating(failed: ApiException) -> bool:
+    """Whether a refusal only says the namespace is being deleted (nothing to create there)."""
+    if failed.status != 403:
+        return False
+    try:
+        details = json.loads(failed.body or "{}").get("details") or {}
+    except ValueError:
+        return False
+    return any(c.get("reason") == "NamespaceTerminating" for c in details.get("causes") or [])
+
+
+def refusal(failed: ApiException) -> str:
+    """The API server's one-line reason for refusing a call."""
+    try:
+        return str(json.loads(failed.body or "{}").get("message") or failed.reason)
+    except ValueError:
+        return str(failed.reason)
+
+
 class Kube:
     """The calls the handlers make, over one ``ApiClient``."""
 
     def __init__(self, api: client.ApiClient) -> None:
         self._api = api
-        self._apps = client.AppsV1Api(api)
-        self._core = client.CoreV1Api(api)
-        self._policy = client.PolicyV1Api(api)
         self._custom = client.CustomObjectsApi(api)
+
+    @property
+    def api(self) -> client.ApiClient:
+        """The client underneath, for the calls that are not about owned objects."""
+        return self._api
 
     async def close(self) -> None:
         """Release the client's connections."""
         await self._api.close()
 
-    async def apply(self, manifest: Manifest) -> None:
-        """Server-side apply an owned object as the operator's field manager."""
+    async def _call(
+        self,
+        method: str,
+        kind: str,
+        namespace: str,
+        name: str,
+        *,
+        body: Any = None,
+        query: list[tuple[str, str]] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Manifest:
+        params = {"namespace": namespace, "name": name}
+        return await call(
+            self._api, method, _PATHS[kind], params=params, body=body, query=query, headers=headers
+        )
+
+    async def apply(self, manifest: Manifest) -> Manifest:
+        """Server-side apply an owned object as the operator's field manager; the result."""
         meta = manifest["metadata"]
-        kwargs: dict[str, Any] = {
-            "field_manager": FIELD_MANAGER,
-            "force": True,
-            "_content_type": _APPLY,
-        }
-        patch = {
-            "Deployment": self._apps.patch_namespaced_deployment,
-            "ConfigMap": self._core.patch_namespaced_config_map,
-            "Service": self._core.patch_namespaced_service,
-            "PodDisruptionBudget": self._policy.patch_namespaced_pod_disruption_budget,
-        }[manifest["kind"]]
-        await patch(meta["name"], meta["namespace"], manifest, **kwargs)
+        return await self._call(
+            "PATCH",
+            manifest["kind"],
+            meta["namespace"],
+            meta["name"],
+            body=manifest,
+            query=[("fieldManager", FIELD_MANAGER), ("force", "true")],
+            headers={"Content-Type": _APPLY},
+        )
 
-    async def delete(self, kind: str, namespace: str, name: str) -> None:
-        """Delete an owned object; already gone is fine."""
-        delete = {
-            "Deployment": self._apps.delete_namespaced_deployment,
-            "ConfigMap": self._core.delete_namespaced_config_map,
-            "Service": self._core.delete_namespaced_service,
-            "PodDisruptionBudget": self._policy.delete_namespaced_pod_disruption_budget,
-        }[kind]
+    async def read(self, kind: str, namespace: str, name: str) -> Manifest | None:
+        """An object as a plain dict, or ``None``."""
         try:
-            await delete(name, namespace)
-        except ApiException as failed:
-            if failed.status != 404:
-                raise
-
-    async def warn(self, body: Manifest, reason: str, message: str) -> None:
-        """Post a Warning event on a ferry resource (what ``kubectl describe`` shows)."""
-        # Posted directly, not with kopf.warn: that only works inside a Kopf handler's task,
-        # and the periodic refresh reconciles outside any.
-        meta = body["metadata"]
-        now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-        event: Manifest = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
-            "involvedObject": {
-                "apiVersion": body["apiVersion"],
-                "kind": body["kind"],
-                "name": meta["name"],
-                "namespace": meta["namespace"],
-                "uid": meta["uid"],
-            },
-            "type": "Warning",
-            "reason": reason,
-            "message": message,
-            "source": {"component": FIELD_MANAGER},
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        }
-        # The client sends a plain dict as it is, like the patches above.
-        await self._core.create_namespaced_event(meta["namespace"], cast(client.CoreV1Event, event))
-
-    async def read_deployment(self, namespace: str, name: str) -> Manifest | None:
-        """A Deployment as a plain dict, or ``None``."""
-        try:
-            found = await self._apps.read_namespaced_deployment(name, namespace)
+            return await self._call("GET", kind, namespace, name)
         except ApiException as failed:
             if failed.status == 404:
                 return None
             raise
-        return cast(Manifest, self._api.sanitize_for_serialization(found))
 
-    async def list_resources(self, plural: str, namespace: str) -> list[Manifest]:
-        """Every ferry custom resource of ``plural`` in ``namespace``."""
-        listed = await self._custom.list_namespaced_custom_object(GROUP, VERSION, namespace, plural)
-        return cast(list[Manifest], listed["items"])
-
-    async def get_resource(self, plural: str, namespace: str, name: str) -> Manifest | None:
-        """One ferry custom resource, or ``None`` once it is gone."""
+    async def metadata(self, kind: str, namespace: str, name: str) -> Manifest | None:
+        """An object's metadata only (for a Secret: never its data), or ``None``."""
         try:
-            found = await self._custom.get_namespaced_custom_object(
-                GROUP, VERSION, namespace, plural, name
+            found = await self._call(
+                "GET", kind, namespace, name, headers={"Accept": _METADATA_ONLY}
             )
         except ApiException as failed:
             if failed.status == 404:
                 return None
             raise
-        return cast(Manifest, found)
+        return cast(Manifest, found["metadata"])
+
+    async def delete_owned(self, kind: str, namespace: str, name: str) -> None:
+        """Delete an object only if the operator owns it (``operator_owned``), and only the
+        very object judged: the delete carries its UID as a precondition."""
+        meta = await self.metadata(kind, namespace, name)
+        if meta is None or not operator_owned(meta):
+            return
+        try:
+            await self._call(
+                "DELETE", kind, namespace, name, body={"preconditions": {"uid": meta["uid"]}}
+            )
+        except ApiException as failed:
+            # 404: gone meanwhile; 409: replaced meanwhile by another object of that name.
+            if failed.status not in (404, 409):
+                raise
+
+    async def list_resources(self, plural: str, namespace: str) -> list[Manifest]:
+        """Every ferry custom resource of ``plural`` in ``namespace``."""
+        listed = await self._custom.list_namespaced_custom_object(GROUP, VERSION, namespace, plural)
+        return cast(list[Manifest], listed["items"])
 
     async def patch_status(self, plural: str, namespace: str, name: str, status: Manifest) -> None:
         """Merge ``status`` into a resource's status subresource; a deleted one is skipped."""

@@ -10,10 +10,19 @@ API_VERSION: Final = f"{GROUP}/{VERSION}"
 FIELD_MANAGER: Final = "ferry-operator"
 
 MANAGED_BY: Final = "app.kubernetes.io/managed-by"
+OWNED_SELECTOR: Final = f"{MANAGED_BY}={FIELD_MANAGER}"
+"""What every object the operator writes carries: the server-side filter of its Deployment
+watch, and the first half of the test before it deletes anything."""
 COMPONENT: Final = "app.kubernetes.io/component"
 PART_OF: Final = "app.kubernetes.io/part-of"
 """On the metrics Services: what the chart's ServiceMonitor selects them by."""
 DURABLE_JOB_LABEL: Final = "ferry.dev/durablejob"
+
+LEASE_SELECTOR: Final = "app.kubernetes.io/name=ferry,app.kubernetes.io/component=operator-leader"
+"""The labels of every ferry operator's leader Lease, whatever its release."""
+WATCH_SCOPE_LABEL: Final = "ferry.dev/watch"
+"""On the leader Lease: ``cluster`` or ``namespaces`` (what the release reconciles)."""
+WATCH_NAMESPACES_ANNOTATION: Final = "ferry.dev/watch-namespaces"
 
 SCHEDULER_NAME: Final = "ferry-scheduler"
 TASKS_CONFIGMAP: Final = "ferry-scheduler-tasks"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ferry_operator.config import DatabaseRef
 from ferry_operator.names import DRAIN_MARGIN_SECONDS, LIVENESS_PATH
 
 Manifest = dict[str, Any]
@@ -33,13 +34,49 @@ def grace_period(drain_seconds: int) -> int:
     return drain_seconds + DRAIN_MARGIN_SECONDS
 
 
+def with_database_default(body: Mapping[str, Any], default: DatabaseRef) -> Manifest:
+    """The DurableJob with its database Secret resolved: its own ``databaseSecretRef``, else
+    the chart's default (the same Secret name in every namespace)."""
+    spec = dict(body["spec"])
+    own = spec.get("databaseSecretRef")
+    spec["databaseSecretRef"] = (
+        {"key": "url", **own} if own else {"name": default.name, "key": default.key}
+    )
+    return {**body, "spec": spec}
+
+
+def database_ref(spec: Spec) -> DatabaseRef:
+    """The Secret key a resolved spec reads ``DATABASE_URL`` from."""
+    ref = spec["databaseSecretRef"]
+    return DatabaseRef(name=ref["name"], key=ref.get("key", "url"))
+
+
 def database_env(spec: Spec) -> Manifest:
     """``DATABASE_URL`` from the existing Secret the spec names (never copied in clear)."""
-    ref = spec["databaseSecretRef"]
+    ref = database_ref(spec)
     return {
         "name": "DATABASE_URL",
-        "valueFrom": {"secretKeyRef": {"name": ref["name"], "key": ref.get("key", "url")}},
+        "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}},
     }
+
+
+def spread(selector: Mapping[str, str]) -> list[Manifest]:
+    """Spread a Deployment's pods over nodes and zones, preferably.
+
+    ``ScheduleAnyway``: a one-node cluster still runs both schedulers, a spread one keeps a
+    node loss from taking leader and standby together. ``pod-template-hash`` keeps a rollout's
+    outgoing pods from counting against the incoming ones.
+    """
+    return [
+        {
+            "maxSkew": 1,
+            "topologyKey": key,
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": dict(selector)},
+            "matchLabelKeys": ["pod-template-hash"],
+        }
+        for key in ("kubernetes.io/hostname", "topology.kubernetes.io/zone")
+    ]
 
 
 def probes(port: int) -> Manifest:
@@ -85,12 +122,14 @@ def pod_template(
     *,
     spec: Spec,
     labels: Mapping[str, str],
+    selector: Mapping[str, str],
     env: Sequence[Manifest],
     drain_seconds: int,
     volumes: Sequence[Manifest] = (),
     mounts: Sequence[Manifest] = (),
 ) -> Manifest:
-    """A ferry pod running ``ferry run`` from the spec's image, with the spec's overrides."""
+    """A ferry pod running ``ferry run`` from the spec's image, with the spec's overrides,
+    spread over nodes and zones among the pods ``selector`` matches."""
     pod = spec.get("pod") or {}
     port = metrics_port(spec)
     container: Manifest = {
@@ -109,6 +148,7 @@ def pod_template(
         "terminationGracePeriodSeconds": grace_period(drain_seconds),
         "securityContext": pod_security(),
         "volumes": [{"name": "tmp", "emptyDir": {}}, *volumes],
+        "topologySpreadConstraints": spread(selector),
     }
     for field in (
         "nodeSelector",

@@ -8,51 +8,61 @@ a status write causes finds nothing to do and the loop settles.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Mapping
 from typing import Any
 
-from ferry_operator.kube import Kube
+from ferry._clock import Clock
+from ferry_operator.conditions import (
+    State,
+    Verdict,
+    changed,
+    conditions,
+    durable_job_verdict,
+    secret_not_found,
+    stamp,
+)
+from ferry_operator.config import DatabaseRef
+from ferry_operator.events import PostEvent
+from ferry_operator.kube import Kube, operator_owned
 from ferry_operator.names import SCHEDULER_NAME, TASKS_CONFIGMAP
-from ferry_operator.pods import Manifest
-from ferry_operator.schedule import Verdict, plan_scheduler
+from ferry_operator.pods import Manifest, database_ref, with_database_default
+from ferry_operator.schedule import plan_scheduler
 from ferry_operator.scheduler import (
     scheduler_deployment,
     scheduler_disruption_budget,
     tasks_configmap,
 )
 from ferry_operator.service import metrics_service
-from ferry_operator.status import durable_job_readiness, ready_condition
-from ferry_operator.worker import worker_deployment
+from ferry_operator.worker import (
+    worker_deployment,
+    worker_disruption_budget,
+    worker_name,
+    worker_selector,
+)
 
-Warn = Callable[[Manifest, str, str], Awaitable[None]]
-"""Posts a Warning event on a resource: ``(body, reason, message)``."""
 
-
-async def reconcile_namespace(kube: Kube, namespace: str, warn: Warn) -> None:
-    """Bring the namespace's owned Deployments, Services, ConfigMap and status in line with
-    its CRs."""
-    jobs = _live(await kube.list_resources("durablejobs", namespace))
+async def reconcile_namespace(
+    kube: Kube, namespace: str, post: PostEvent, default_secret: DatabaseRef, clock: Clock
+) -> bool:
+    """Bring the namespace's owned objects and the resources' status in line with its
+    resources; whether the namespace has any ferry resource left (worth refreshing)."""
+    declared = _live(await kube.list_resources("durablejobs", namespace))
+    jobs = [with_database_default(job, default_secret) for job in declared]
     tasks = _live(await kube.list_resources("scheduledtasks", namespace))
-    now = _now()
-    for job in jobs:
-        manifest = worker_deployment(job)
-        await kube.apply(manifest)
-        await kube.apply(metrics_service(manifest))
-        deployment = await kube.read_deployment(namespace, manifest["metadata"]["name"])
-        replicas = int(job["spec"].get("replicas", 1))
-        ready, reason, message = durable_job_readiness(deployment, replicas)
-        ready_replicas = int(((deployment or {}).get("status") or {}).get("readyReplicas") or 0)
-        await _write_status(
-            kube,
-            "durablejobs",
-            job,
-            {"readyReplicas": ready_replicas, "replicas": replicas},
-            Verdict(ready, reason, message),
-            now,
-        )
-    plan = plan_scheduler(tasks, {job["metadata"]["name"]: job for job in jobs}, _now_ms())
+    now_ms = clock.now_ms()
+    now = stamp(now_ms)
+    exists: dict[str, bool] = {}
+    missing: dict[str, str] = {}
+    for own, job in zip(declared, jobs, strict=True):
+        ref = database_ref(job["spec"])
+        if ref.name not in exists:
+            exists[ref.name] = await kube.metadata("Secret", namespace, ref.name) is not None
+        absent = None
+        if not exists[ref.name]:
+            defaulted = not own["spec"].get("databaseSecretRef")
+            absent = missing[job["metadata"]["name"]] = secret_not_found(namespace, ref, defaulted)
+        await _reconcile_worker(kube, job, absent, post, now)
+    plan = plan_scheduler(tasks, {job["metadata"]["name"]: job for job in jobs}, now_ms, missing)
     if plan.runs:
         await kube.apply(tasks_configmap(namespace, plan))
         scheduler = scheduler_deployment(namespace, plan)
@@ -61,65 +71,76 @@ async def reconcile_namespace(kube: Kube, namespace: str, warn: Warn) -> None:
         await kube.apply(scheduler_disruption_budget(namespace, plan))
     else:
         # GC removes them with their last owner; a task that became invalid or suspended
-        # still owns them, so they are removed here.
-        await kube.delete("Deployment", namespace, SCHEDULER_NAME)
-        await kube.delete("Service", namespace, SCHEDULER_NAME)
-        await kube.delete("PodDisruptionBudget", namespace, SCHEDULER_NAME)
-        await kube.delete("ConfigMap", namespace, TASKS_CONFIGMAP)
+        # still owns them, so they are removed here — only if they are the operator's.
+        for kind in ("Deployment", "Service", "PodDisruptionBudget"):
+            await kube.delete_owned(kind, namespace, SCHEDULER_NAME)
+        await kube.delete_owned("ConfigMap", namespace, TASKS_CONFIGMAP)
     for task in tasks:
         verdict = plan.verdicts[task["metadata"]["name"]]
-        previous = _ready(task)
-        if not verdict.ready and (previous or {}).get("message") != verdict.message:
-            await warn(task, verdict.reason, verdict.message)
-        await _write_status(
-            kube,
-            "scheduledtasks",
-            task,
-            {"nextFire": verdict.next_fire, "lastFire": verdict.last_fire},
-            verdict,
-            now,
+        fields = {"nextFire": verdict.next_fire, "lastFire": verdict.last_fire}
+        await _settle(kube, "scheduledtasks", task, fields, verdict, post, now)
+    return bool(jobs or tasks)
+
+
+async def _reconcile_worker(
+    kube: Kube, job: Manifest, missing_secret: str | None, post: PostEvent, now: str
+) -> None:
+    """A DurableJob's worker Deployment, Service and PodDisruptionBudget, and its status."""
+    namespace, name = job["metadata"]["namespace"], worker_name(job)
+    desired = int(job["spec"].get("replicas", 1))
+    before = await kube.read("Deployment", namespace, name)
+    if before is not None and not operator_owned(before["metadata"]):
+        deployment = None
+        verdict = Verdict(
+            State.STALLED,
+            "DeploymentConflict",
+            f'Deployment "{name}" already exists and is not the operator\'s (no '
+            "app.kubernetes.io/managed-by: ferry-operator label and ferry owner): it is left "
+            "alone; fix: rename or delete that Deployment, or give this DurableJob another name",
         )
+    else:
+        manifest = worker_deployment(job)
+        deployment = await kube.apply(manifest)
+        await kube.apply(metrics_service(manifest))
+        await kube.apply(worker_disruption_budget(job))
+        verdict = durable_job_verdict(deployment, desired, missing_secret)
+        previous = int((before or {}).get("spec", {}).get("replicas", desired))
+        if before is not None and previous != desired:
+            await post(job, "Normal", "Scaled", f"workers scaled from {previous} to {desired}")
+    status = (deployment or {}).get("status") or {}
+    fields = {
+        "replicas": int(status.get("replicas") or 0),
+        "readyReplicas": int(status.get("readyReplicas") or 0),
+        "selector": worker_selector(job),
+    }
+    await _settle(kube, "durablejobs", job, fields, verdict, post, now)
 
 
-async def _write_status(
+async def _settle(
     kube: Kube,
     plural: str,
     body: Manifest,
     fields: Mapping[str, Any],
     verdict: Verdict,
+    post: PostEvent,
     now: str,
 ) -> None:
+    """Announce a changed verdict with an event, and write the status if it differs."""
     current = body.get("status") or {}
-    condition = ready_condition(
-        ready=verdict.ready,
-        reason=verdict.reason,
-        message=verdict.message,
-        now=now,
-        previous=current.get("conditions") or [],
-    )
+    previous = current.get("conditions") or []
+    if changed(verdict, previous):
+        await post(body, verdict.event_type, verdict.reason, verdict.message)
+    generation = int(body["metadata"].get("generation") or 0)
     status = {
         **fields,
-        "observedGeneration": body["metadata"].get("generation"),
-        "conditions": [condition],
+        "observedGeneration": generation,
+        "conditions": conditions(verdict, generation=generation, now=now, previous=previous),
     }
     if any(current.get(key) != value for key, value in status.items()):
         meta = body["metadata"]
         await kube.patch_status(plural, meta["namespace"], meta["name"], status)
 
 
-def _ready(body: Manifest) -> Mapping[str, Any] | None:
-    conditions = (body.get("status") or {}).get("conditions") or []
-    return next((c for c in conditions if c.get("type") == "Ready"), None)
-
-
 def _live(items: list[Manifest]) -> list[Manifest]:
     """Resources not being deleted (their owned objects are on their way out)."""
     return [item for item in items if not item["metadata"].get("deletionTimestamp")]
-
-
-def _now() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)

@@ -1,13 +1,16 @@
 """A namespace's ScheduledTasks → the task set its scheduler runs, and each task's verdict.
 
 Pure: the handler lists the namespace's ScheduledTasks and DurableJobs and hands them here.
-A task is refused — ``Ready=False`` with the runtime's own ``X_*`` code and message, and left
-out of the scheduler's task file — when the runtime would refuse it (cron, zone), or when an
-entry names a DurableJob that does not exist or runs another app than the scheduler does.
+A task is checked in the order a person would fix it: its own cron and zone first (exactly as
+the runtime judges them, ``InvalidCron``/``InvalidTimeZone``), then what it refers to — each
+entry's DurableJob must exist (``JobNotFound``) and run the app the namespace's scheduler runs
+(``AppMismatch``). A refused task is ``Stalled`` with the runtime's ``X_*`` code and message and
+a fix in the resource's own YAML terms, and is left out of the scheduler's task file.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,6 +18,7 @@ from typing import Any
 
 from ferry.errors import FerryError
 from ferry.tasks import next_occurrences, occurrences, parse_cron, validate_zone
+from ferry_operator.conditions import State, Verdict, stalled
 from ferry_operator.worker import job_name
 
 Body = Mapping[str, Any]
@@ -22,17 +26,17 @@ Body = Mapping[str, Any]
 _HOUR_MS = 3_600_000
 # lastFire looks back in growing windows, so a minutely cron costs an hour's walk, not a year's.
 _LOOKBACK_WINDOWS_MS = (_HOUR_MS, 24 * _HOUR_MS, 32 * 24 * _HOUR_MS, 367 * 24 * _HOUR_MS)
+# The runtime's zone fix carries its best guess as tz="America/Bogota"; the operator says it in
+# the resource's own terms.
+_ZONE_EXAMPLE = re.compile(r'tz="([^"]+)"')
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """A resource's Ready condition, and for a task its next and last fire."""
+class _Refused(Exception):
+    """A task refused: carries its ``Stalled`` verdict out of the checks."""
 
-    ready: bool
-    reason: str
-    message: str
-    next_fire: str | None = None
-    last_fire: str | None = None
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(verdict.message)
+        self.verdict = verdict
 
 
 @dataclass
@@ -61,22 +65,37 @@ def app_identity(job: Body) -> tuple[str, str, str, str]:
     return (spec["image"], spec["handler"], ref["name"], ref.get("key", "url"))
 
 
-def plan_scheduler(tasks: Sequence[Body], jobs: Mapping[str, Body], now_ms: int) -> SchedulerPlan:
-    """Judge every task (sorted by name, so the plan is stable) and assemble the task set."""
+def plan_scheduler(
+    tasks: Sequence[Body],
+    jobs: Mapping[str, Body],
+    now_ms: int,
+    missing_secrets: Mapping[str, str] | None = None,
+) -> SchedulerPlan:
+    """Judge every task (sorted by name, so the plan is stable) and assemble the task set.
+
+    ``jobs`` are the namespace's DurableJobs by name, their database Secret already resolved;
+    ``missing_secrets`` maps the name of each DurableJob whose Secret does not exist to why. A
+    task whose scheduler would run on such a job stays in the task file (the pods start once
+    the Secret exists) but is ``Stalled`` with ``SecretNotFound`` until then.
+    """
     plan = SchedulerPlan()
     for body in sorted(tasks, key=lambda b: str(b["metadata"]["name"])):
         name = str(body["metadata"]["name"])
         try:
-            entries, source = _resolve_entries(body, jobs, plan.source)
             verdict = _schedule_verdict(body, now_ms)
-        except FerryError as refused:
-            plan.verdicts[name] = Verdict(False, refused.code, _message(refused))
+            entries, source = _resolve_entries(body, jobs, plan.source)
+        except _Refused as refused:
+            plan.verdicts[name] = refused.verdict
             continue
-        plan.verdicts[name] = verdict
         spec = body["spec"]
         if spec.get("suspend", False):
+            plan.verdicts[name] = verdict
             continue
         plan.source = source
+        missing = (missing_secrets or {}).get(str(source["metadata"]["name"]))
+        plan.verdicts[name] = (
+            verdict if missing is None else Verdict(State.STALLED, "SecretNotFound", missing)
+        )
         plan.tasks.append(
             {
                 "name": name,
@@ -93,7 +112,7 @@ def plan_scheduler(tasks: Sequence[Body], jobs: Mapping[str, Body], now_ms: int)
 
 def _resolve_entries(
     body: Body, jobs: Mapping[str, Body], source: Body | None
-) -> tuple[list[Any], Body | None]:
+) -> tuple[list[Any], Body]:
     """Map each entry's DurableJob to the job name the app knows; pin the scheduler's app
     (the first accepted task's first DurableJob)."""
     owner = f'ScheduledTask "{body["metadata"]["name"]}"'
@@ -101,25 +120,34 @@ def _resolve_entries(
     for index, entry in enumerate(body["spec"].get("entries", [])):
         job = jobs.get(entry["job"])
         if job is None:
-            raise FerryError(
+            refused = FerryError(
                 "X_INVARIANT",
                 f'{owner} entry {index} names DurableJob "{entry["job"]}", which does not '
                 "exist in this namespace",
-                "create the DurableJob, or fix the entry's job name",
+                f"create the DurableJob, or set spec.entries[{index}].job to one of: "
+                f"{', '.join(sorted(jobs)) or '(none yet)'}",
             )
+            raise _Refused(stalled("JobNotFound", refused))
         if source is None:
             source = job
         elif app_identity(job) != app_identity(source):
             pinned = source["metadata"]["name"]
-            raise FerryError(
+            refused = FerryError(
                 "X_INVARIANT",
                 f'{owner} entry {index} fires DurableJob "{entry["job"]}", whose image, app or '
                 f'database differs from DurableJob "{pinned}" that this namespace\'s scheduler '
                 "runs — one scheduler process loads one app",
-                "give the namespace's DurableJobs one image, handler and databaseSecretRef, or "
-                "put the other app's tasks in another namespace",
+                "give the namespace's DurableJobs one spec.image, spec.handler and "
+                "spec.databaseSecretRef, or put the other app's tasks in another namespace",
             )
+            raise _Refused(stalled("AppMismatch", refused))
         resolved.append({"job": job_name(job), "input": entry.get("input", {})})
+    if source is None:
+        # The CRD requires one entry at least; a body from elsewhere gets the same answer.
+        refused = FerryError(
+            "X_INVARIANT", f"{owner} has no entries", "list the jobs it fires in spec.entries"
+        )
+        raise _Refused(stalled("NoEntries", refused))
     return resolved, source
 
 
@@ -127,15 +155,26 @@ def _schedule_verdict(body: Body, now_ms: int) -> Verdict:
     """Validate cron and zone exactly as the runtime does; compute next and last fire."""
     spec = body["spec"]
     owner = f'ScheduledTask "{body["metadata"]["name"]}"'
-    parse_cron(spec["cron"], owner=owner)
-    zone = validate_zone(spec["timeZone"], owner=owner)
+    try:
+        parse_cron(spec["cron"], owner=owner)
+    except FerryError as refused:
+        raise _Refused(stalled("InvalidCron", refused, f"in spec.cron, {refused.fix}")) from None
+    try:
+        zone = validate_zone(spec["timeZone"], owner=owner)
+    except FerryError as refused:
+        example = _ZONE_EXAMPLE.search(refused.fix)
+        fix = (
+            "set spec.timeZone to an IANA zone id, e.g. "
+            f"spec.timeZone: {example[1] if example else 'Europe/Berlin'}"
+        )
+        raise _Refused(stalled("InvalidTimeZone", refused, fix)) from None
     if spec.get("suspend", False):
-        return Verdict(True, "Suspended", "suspended: the scheduler skips its occurrences")
+        return Verdict(State.READY, "Suspended", "suspended: the scheduler skips its occurrences")
     created_ms = _created_ms(body, now_ms)
     upcoming = next_occurrences(spec["cron"], spec["timeZone"], now_ms, 1)[0]
     last = _last_due(spec["cron"], spec["timeZone"], created_ms, now_ms)
     return Verdict(
-        True,
+        State.READY,
         "Scheduled",
         "the namespace's scheduler runs this task",
         next_fire=_format(upcoming, zone),
@@ -165,7 +204,3 @@ def _created_ms(body: Body, now_ms: int) -> int:
 def _format(instant_ms: int, zone: Any) -> str:
     """An instant in the task's own zone, to the second (what `kubectl get st` shows)."""
     return datetime.fromtimestamp(instant_ms / 1000, UTC).astimezone(zone).isoformat()
-
-
-def _message(refused: FerryError) -> str:
-    return f"{refused.message}; fix: {refused.fix}" if refused.fix else refused.message

@@ -15,6 +15,7 @@ from typing import Any
 
 from ferry_operator.names import (
     COMPONENT,
+    FIELD_MANAGER,
     MANAGED_BY,
     SCHEDULER_DRAIN_SECONDS,
     SCHEDULER_NAME,
@@ -29,7 +30,8 @@ from ferry_operator.schedule import SchedulerPlan
 from ferry_operator.worker import owner_reference
 
 SCHEDULER_REPLICAS = 2
-"""Leader + warm standby: the standby bids for the lease row every round."""
+"""Leader + warm standby: the standby bids for the lease row every round. The pod template
+spreads the two over nodes and zones, so one node's loss never takes both."""
 
 
 def scheduler_labels() -> dict[str, str]:
@@ -37,16 +39,16 @@ def scheduler_labels() -> dict[str, str]:
     return {COMPONENT: "scheduler", "app.kubernetes.io/instance": SCHEDULER_NAME}
 
 
+def _labels() -> dict[str, str]:
+    return {**scheduler_labels(), MANAGED_BY: FIELD_MANAGER, "app.kubernetes.io/name": "ferry"}
+
+
 def _metadata(name: str, namespace: str, plan: SchedulerPlan) -> Manifest:
     # Every accepted task owns the scheduler; it is garbage-collected with the last of them.
     return {
         "name": name,
         "namespace": namespace,
-        "labels": {
-            **scheduler_labels(),
-            MANAGED_BY: "ferry-operator",
-            "app.kubernetes.io/name": "ferry",
-        },
+        "labels": _labels(),
         "ownerReferences": [owner_reference(task, controller=False) for task in plan.owners],
     }
 
@@ -70,7 +72,7 @@ def scheduler_deployment(namespace: str, plan: SchedulerPlan) -> Manifest:
     if plan.source is None:
         raise ValueError("a scheduler needs the DurableJob whose app it runs")
     spec: dict[str, Any] = {**plan.source["spec"]}
-    labels = {**scheduler_labels(), MANAGED_BY: "ferry-operator", "app.kubernetes.io/name": "ferry"}
+    labels = _labels()
     env = [
         {"name": "ROLE", "value": "scheduler"},
         # The app with its tasks replaced by the namespace's ScheduledTasks.
@@ -82,6 +84,7 @@ def scheduler_deployment(namespace: str, plan: SchedulerPlan) -> Manifest:
     template = pod_template(
         spec=spec,
         labels=labels,
+        selector=scheduler_labels(),
         env=env,
         drain_seconds=SCHEDULER_DRAIN_SECONDS,
         volumes=[{"name": "tasks", "configMap": {"name": TASKS_CONFIGMAP}}],

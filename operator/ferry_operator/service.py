@@ -7,7 +7,7 @@ drift from the pods it fronts.
 
 from __future__ import annotations
 
-from ferry_operator.names import COMPONENT, MANAGED_BY, PART_OF
+from ferry_operator.names import COMPONENT, FIELD_MANAGER, MANAGED_BY, PART_OF
 from ferry_operator.pods import Manifest
 
 
@@ -25,7 +25,7 @@ def metrics_service(deployment: Manifest) -> Manifest:
             "labels": {
                 PART_OF: "ferry",
                 COMPONENT: meta["labels"][COMPONENT],
-                MANAGED_BY: "ferry-operator",
+                MANAGED_BY: FIELD_MANAGER,
             },
             "ownerReferences": meta["ownerReferences"],
         },

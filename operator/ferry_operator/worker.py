@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ferry_operator.names import API_VERSION, COMPONENT, DURABLE_JOB_LABEL, MANAGED_BY
+from ferry_operator.names import (
+    API_VERSION,
+    COMPONENT,
+    DURABLE_JOB_LABEL,
+    FIELD_MANAGER,
+    MANAGED_BY,
+)
 from ferry_operator.pods import Manifest, database_env, pod_template
 
 DEFAULT_DRAIN_SECONDS = 30
@@ -33,13 +39,38 @@ def job_name(body: Mapping[str, Any]) -> str:
     return str(body["spec"].get("job") or body["metadata"]["name"])
 
 
+def worker_name(body: Mapping[str, Any]) -> str:
+    """The name of a DurableJob's worker Deployment, Service and PodDisruptionBudget."""
+    return f"{body['metadata']['name']}-worker"
+
+
+def worker_selector(body: Mapping[str, Any]) -> str:
+    """The worker pods' label selector as a string: ``status.selector``, which the scale
+    subresource hands to ``kubectl scale`` and a HorizontalPodAutoscaler."""
+    labels = worker_labels(body["metadata"]["name"])
+    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
+
+
+def _metadata(body: Mapping[str, Any]) -> Manifest:
+    labels = {
+        **worker_labels(body["metadata"]["name"]),
+        MANAGED_BY: FIELD_MANAGER,
+        "app.kubernetes.io/name": "ferry",
+    }
+    return {
+        "name": worker_name(body),
+        "namespace": body["metadata"]["namespace"],
+        "labels": labels,
+        "ownerReferences": [owner_reference(body, controller=True)],
+    }
+
+
 def worker_deployment(body: Mapping[str, Any]) -> Manifest:
     """The Deployment running a DurableJob's queue: ``replicas`` × ``ferry run`` as a worker."""
-    meta, spec = body["metadata"], body["spec"]
-    name = meta["name"]
+    spec = body["spec"]
     drain = int(spec.get("drainSeconds", DEFAULT_DRAIN_SECONDS))
-    selector = worker_labels(name)
-    labels = {**selector, MANAGED_BY: "ferry-operator", "app.kubernetes.io/name": "ferry"}
+    metadata = _metadata(body)
+    selector = worker_labels(body["metadata"]["name"])
     env = [
         {"name": "ROLE", "value": "worker"},
         {"name": "FERRY_APP", "value": spec["handler"]},
@@ -48,18 +79,36 @@ def worker_deployment(body: Mapping[str, Any]) -> Manifest:
         {"name": "CONCURRENCY", "value": str(spec.get("concurrency", DEFAULT_CONCURRENCY))},
         {"name": "DRAIN_SECONDS", "value": str(drain)},
     ]
+    template = pod_template(
+        spec=spec, labels=metadata["labels"], selector=selector, env=env, drain_seconds=drain
+    )
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {
-            "name": f"{name}-worker",
-            "namespace": meta["namespace"],
-            "labels": labels,
-            "ownerReferences": [owner_reference(body, controller=True)],
-        },
+        "metadata": metadata,
         "spec": {
             "replicas": int(spec.get("replicas", 1)),
             "selector": {"matchLabels": selector},
-            "template": pod_template(spec=spec, labels=labels, env=env, drain_seconds=drain),
+            "template": template,
+        },
+    }
+
+
+def worker_disruption_budget(body: Mapping[str, Any]) -> Manifest:
+    """How many workers a voluntary disruption (a node drain) may evict at once.
+
+    A draining worker finishes or hands back its jobs within its grace period, so evicting
+    one is safe; evicting all at once stops the queue. ``AlwaysAllow`` lets a drain evict a
+    worker that is not ready anyway (crash-looping), which would otherwise block it.
+    """
+    budget = (body["spec"].get("disruptionBudget") or {}).get("maxUnavailable", 1)
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": _metadata(body),
+        "spec": {
+            "maxUnavailable": budget,
+            "selector": {"matchLabels": worker_labels(body["metadata"]["name"])},
+            "unhealthyPodEvictionPolicy": "AlwaysAllow",
         },
     }

@@ -56,6 +56,7 @@ CODES: Final[dict[str, str]] = {
     "X_WEBHOOK_DELIVERY_THROTTLED": "a webhook endpoint answered 429 (retried after Retry-After)",
     "X_WEBHOOK_DELIVERY_REJECTED": "a webhook endpoint answered a 4xx other than 410 and 429",
     "X_WEBHOOK_SIGNATURE_INVALID": "a received webhook's signature or timestamp does not verify",
+    "X_OPERATOR_CONFLICT": "another release's ferry operator already reconciles these namespaces",
 }
 
 

@@ -12,6 +12,7 @@ from operator_bodies import durable_job, scheduled_task
 from ferry.errors import FerryError
 from ferry.tasks._cron import parse_cron
 from ferry.tasks._occurrences import validate_zone
+from ferry_operator.conditions import State
 from ferry_operator.names import TASKS_DIGEST, TASKS_FILE
 from ferry_operator.schedule import plan_scheduler
 from ferry_operator.scheduler import scheduler_deployment, tasks_configmap
@@ -27,30 +28,69 @@ def _refusal(call: Any) -> FerryError:
     return refused.value
 
 
-def test_a_zone_the_runtime_refuses_is_not_ready_with_the_runtimes_code_and_message() -> None:
+def test_a_zone_the_runtime_refuses_is_stalled_with_the_runtimes_code_and_message() -> None:
     plan = plan_scheduler([scheduled_task(timeZone="Mars/Olympus")], JOBS, NOW_MS)
     verdict = plan.verdicts["nightly"]
     expected = _refusal(lambda: validate_zone("Mars/Olympus", owner='ScheduledTask "nightly"'))
-    assert (verdict.ready, verdict.reason) == (False, expected.code)
-    assert verdict.message.startswith(expected.message)
+    assert (verdict.state, verdict.reason) == (State.STALLED, "InvalidTimeZone")
+    assert verdict.message.startswith(f"{expected.code}: {expected.message}")
     assert not plan.runs
 
 
-def test_a_cron_the_runtime_refuses_is_not_ready_and_never_reaches_the_scheduler() -> None:
+def test_a_zone_fix_names_the_field_and_the_runtimes_guess_in_yaml_terms() -> None:
+    verdict = plan_scheduler([scheduled_task(timeZone="Bogota")], JOBS, NOW_MS).verdicts["nightly"]
+    assert verdict.message.endswith(
+        "fix: set spec.timeZone to an IANA zone id, e.g. spec.timeZone: America/Bogota"
+    )
+
+
+def test_a_cron_the_runtime_refuses_is_stalled_and_never_reaches_the_scheduler() -> None:
     good = scheduled_task("hourly", cron="0 * * * *")
     plan = plan_scheduler([scheduled_task(cron="61 * * * *"), good], JOBS, NOW_MS)
     expected = _refusal(lambda: parse_cron("61 * * * *", owner='ScheduledTask "nightly"'))
-    assert plan.verdicts["nightly"].reason == expected.code
-    assert expected.message in plan.verdicts["nightly"].message
+    verdict = plan.verdicts["nightly"]
+    assert (verdict.state, verdict.reason) == (State.STALLED, "InvalidCron")
+    assert verdict.message.startswith(f"X_INVARIANT: {expected.message}")
+    assert f"fix: in spec.cron, {expected.fix}" in verdict.message
     assert [t["name"] for t in plan.tasks] == ["hourly"]
     assert plan.owners == [good]
 
 
-def test_an_entry_naming_a_missing_durable_job_is_refused() -> None:
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"timeZone": "Mars/Olympus"},
+        {"timeZone": "+02:00"},
+        {"timeZone": "localtime"},
+        {"cron": "61 * * * *"},
+        {"cron": "@daily"},
+        {"cron": "0 0 30 2 *"},
+        {"entries": [{"job": "nope"}]},
+    ],
+)
+def test_fix_hints_are_in_the_resources_yaml_terms_never_python(spec: dict[str, Any]) -> None:
+    verdict = plan_scheduler([scheduled_task(**spec)], JOBS, NOW_MS).verdicts["nightly"]
+    fix = verdict.message.split("; fix: ", 1)[1]
+    assert "spec." in fix
+    assert 'tz="' not in fix and '("' not in fix and "task(" not in fix
+
+
+def test_cron_and_zone_are_judged_before_the_entries_references() -> None:
+    broken = scheduled_task(timeZone="Mars/Olympus", entries=[{"job": "nope"}])
+    assert plan_scheduler([broken], JOBS, NOW_MS).verdicts["nightly"].reason == "InvalidTimeZone"
+    broken = scheduled_task(cron="61 * * * *", entries=[{"job": "nope"}])
+    assert plan_scheduler([broken], JOBS, NOW_MS).verdicts["nightly"].reason == "InvalidCron"
+
+
+def test_an_entry_naming_a_missing_durable_job_is_refused_listing_the_ones_there() -> None:
     task = scheduled_task(entries=[{"job": "nope"}])
     verdict = plan_scheduler([task], JOBS, NOW_MS).verdicts["nightly"]
-    assert (verdict.ready, verdict.reason) == (False, "X_INVARIANT")
+    assert (verdict.ready, verdict.reason) == (False, "JobNotFound")
+    assert verdict.message.startswith('X_INVARIANT: ScheduledTask "nightly" entry 0 names')
     assert 'DurableJob "nope"' in verdict.message
+    assert "fix: create the DurableJob, or set spec.entries[0].job to one of: digest" in (
+        verdict.message
+    )
 
 
 def test_a_task_firing_another_apps_job_is_refused_because_one_scheduler_loads_one_app() -> None:
@@ -59,8 +99,16 @@ def test_a_task_firing_another_apps_job_is_refused_because_one_scheduler_loads_o
     second = scheduled_task("b-billing", entries=[{"job": "billing"}])
     plan = plan_scheduler([second, first], jobs, NOW_MS)
     assert plan.verdicts["a-digest"].ready
-    assert not plan.verdicts["b-billing"].ready
+    assert plan.verdicts["b-billing"].reason == "AppMismatch"
     assert plan.source is not None and plan.source["metadata"]["name"] == "digest"
+
+
+def test_a_missing_scheduler_secret_stalls_the_task_but_keeps_it_scheduled() -> None:
+    plan = plan_scheduler([scheduled_task()], JOBS, NOW_MS, {"digest": 'Secret "shop-db" ...'})
+    verdict = plan.verdicts["nightly"]
+    assert (verdict.state, verdict.reason) == (State.STALLED, "SecretNotFound")
+    assert verdict.message == 'Secret "shop-db" ...'
+    assert [t["name"] for t in plan.tasks] == ["nightly"]
 
 
 def test_entries_carry_the_apps_job_name_and_input() -> None:
@@ -125,6 +173,24 @@ def test_the_scheduler_is_a_leader_and_a_warm_standby_over_the_task_file() -> No
     assert [(o["kind"], o["name"], o["controller"]) for o in owners] == [
         ("ScheduledTask", "nightly", False)
     ]
+
+
+def test_leader_and_standby_prefer_different_nodes_and_zones() -> None:
+    plan = plan_scheduler([scheduled_task()], JOBS, NOW_MS)
+    pod = scheduler_deployment("shop", plan)["spec"]["template"]["spec"]
+    spread = pod["topologySpreadConstraints"]
+    assert {c["topologyKey"] for c in spread} == {
+        "kubernetes.io/hostname",
+        "topology.kubernetes.io/zone",
+    }
+    for constraint in spread:
+        assert constraint["labelSelector"]["matchLabels"] == {
+            "app.kubernetes.io/component": "scheduler",
+            "app.kubernetes.io/instance": "ferry-scheduler",
+        }
+        # Preferred, not required: a one-node cluster still runs both.
+        assert constraint["whenUnsatisfiable"] == "ScheduleAnyway"
+        assert constraint["matchLabelKeys"] == ["pod-template-hash"]
 
 
 def test_a_task_change_rolls_the_scheduler_and_no_change_does_not() -> None:

@@ -6,8 +6,12 @@ from typing import Any
 
 from operator_bodies import durable_job
 
+from ferry_operator.config import DatabaseRef
 from ferry_operator.names import DRAIN_MARGIN_SECONDS, LIVENESS_PATH
-from ferry_operator.worker import worker_deployment
+from ferry_operator.pods import with_database_default
+from ferry_operator.worker import worker_deployment, worker_disruption_budget, worker_selector
+
+DEFAULT = DatabaseRef("ferry-database", "dsn")
 
 
 def _container(deployment: dict[str, Any]) -> dict[str, Any]:
@@ -103,3 +107,47 @@ def test_pod_overrides_are_carried_but_cannot_steal_the_selector_labels() -> Non
 
 def test_the_same_resource_always_builds_the_same_manifest() -> None:
     assert worker_deployment(durable_job()) == worker_deployment(durable_job())
+
+
+def test_without_a_secret_ref_the_workers_read_the_charts_default_secret() -> None:
+    body = durable_job()
+    del body["spec"]["databaseSecretRef"]
+    env = _env(_container(worker_deployment(with_database_default(body, DEFAULT))))
+    assert env["DATABASE_URL"] == {"secretKeyRef": {"name": "ferry-database", "key": "dsn"}}
+
+
+def test_a_secret_ref_of_its_own_wins_over_the_default_and_keys_default_to_url() -> None:
+    body = durable_job(databaseSecretRef={"name": "own"})
+    env = _env(_container(worker_deployment(with_database_default(body, DEFAULT))))
+    assert env["DATABASE_URL"] == {"secretKeyRef": {"name": "own", "key": "url"}}
+
+
+def test_a_drain_evicts_one_worker_at_a_time_unless_the_job_says_otherwise() -> None:
+    budget = worker_disruption_budget(durable_job("digest"))
+    deployment = worker_deployment(durable_job("digest"))
+    assert budget["kind"] == "PodDisruptionBudget"
+    assert budget["metadata"]["name"] == "digest-worker"
+    assert budget["metadata"]["ownerReferences"] == deployment["metadata"]["ownerReferences"]
+    assert budget["spec"]["maxUnavailable"] == 1
+    assert budget["spec"]["selector"] == deployment["spec"]["selector"]
+    assert budget["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
+    wider = worker_disruption_budget(durable_job(disruptionBudget={"maxUnavailable": "50%"}))
+    assert wider["spec"]["maxUnavailable"] == "50%"
+
+
+def test_the_scale_selector_selects_exactly_the_worker_pods() -> None:
+    body = durable_job("digest")
+    labels = worker_deployment(body)["spec"]["selector"]["matchLabels"]
+    assert worker_selector(body) == ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    assert worker_selector(body) == "app.kubernetes.io/component=worker,ferry.dev/durablejob=digest"
+
+
+def test_workers_prefer_spreading_over_nodes_and_zones() -> None:
+    pod = worker_deployment(durable_job("digest"))["spec"]["template"]["spec"]
+    [by_node, by_zone] = pod["topologySpreadConstraints"]
+    assert (by_node["topologyKey"], by_zone["topologyKey"]) == (
+        "kubernetes.io/hostname",
+        "topology.kubernetes.io/zone",
+    )
+    assert by_node["whenUnsatisfiable"] == "ScheduleAnyway"
+    assert by_node["labelSelector"]["matchLabels"]["ferry.dev/durablejob"] == "digest"
