@@ -1,6 +1,9 @@
 """A real Kubernetes control plane on loopback: etcd, kube-apiserver (RBAC on) and
 kube-controller-manager (garbage collection, Deployment → ReplicaSet → Pod), no kubelet.
 
+The API server keeps an audit log of every request a ServiceAccount makes (metadata level),
+so a test can read what the operator asked the server for, query strings included.
+
 Binaries follow the envtest convention: ``KUBEBUILDER_ASSETS``, else ``scripts/envtest.sh``
 builds them into a cache outside the repo. Auth is a static admin token in
 ``system:masters``; other identities (the operator's ServiceAccount) get TokenRequest tokens.
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import ssl
 import subprocess
@@ -20,8 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 START_BUDGET_S = 90.0
+AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    userGroups: ["system:serviceaccounts"]
+  - level: None
+"""
 
 
 class Unavailable(Exception):
@@ -74,7 +89,7 @@ class ControlPlane:
         )
         if check and done.returncode != 0:
             raise AssertionError(f"{tool} {' '.join(args)} failed:\n{done.stderr}{done.stdout}")
-        return done.stdout if done.returncode == 0 else done.stderr
+        return done.stdout if done.returncode == 0 else done.stdout + done.stderr
 
     def kubectl(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
         return self.run("kubectl", *args, stdin=stdin, check=check)
@@ -93,6 +108,19 @@ class ControlPlane:
                 return None
             raise AssertionError(done.stderr)
         return json.loads(done.stdout)
+
+    def audit(self, username: str) -> list[dict[str, Any]]:
+        """Every audited request ``username`` made so far (one entry per stage)."""
+        path = self.workdir / "audit.log"
+        if not path.exists():
+            return []
+        events = []
+        for line in path.read_text().splitlines():
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                continue  # the line being written right now
+        return [e for e in events if e.get("user", {}).get("username") == username]
 
     def kubeconfig_for(self, name: str, token: str) -> Path:
         """A kubeconfig acting as whoever ``token`` belongs to."""
@@ -152,6 +180,7 @@ def start_control_plane() -> ControlPlane:
         capture_output=True,
     )
     token = os.urandom(16).hex()
+    (workdir / "audit-policy.yaml").write_text(AUDIT_POLICY)
     (workdir / "tokens.csv").write_text(f'{token},admin,admin,"system:masters"\n')
     etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
     logs = workdir / "logs"
@@ -189,6 +218,9 @@ def start_control_plane() -> ControlPlane:
             f"--service-account-signing-key-file={workdir / 'sa.key'}",
             "--service-account-issuer=https://kubernetes.default.svc",
             "--service-cluster-ip-range=10.96.0.0/16",
+            f"--audit-policy-file={workdir / 'audit-policy.yaml'}",
+            f"--audit-log-path={workdir / 'audit.log'}",
+            "--audit-log-mode=blocking",
         )
         ca = certs / "apiserver.crt"
         _wait_ready(server, token, ca)
@@ -207,6 +239,21 @@ def start_control_plane() -> ControlPlane:
         plane.stop()
         raise
     return plane
+
+
+def control_plane_or_skip() -> ControlPlane:
+    """A started control plane; outside CI a missing binary skips, saying why."""
+    try:
+        return start_control_plane()
+    except Unavailable as missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must provision the control plane (make envtest): {missing}")
+        pytest.skip(f"no Kubernetes control-plane binaries ({missing}); run `make envtest`")
+
+
+def stop_control_plane(plane: ControlPlane) -> None:
+    plane.stop()
+    shutil.rmtree(plane.workdir, ignore_errors=True)
 
 
 def _wait_ready(server: str, token: str, ca: Path) -> None:

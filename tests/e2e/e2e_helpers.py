@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from control_plane import REPO
+from control_plane import REPO, ControlPlane
 
 T = TypeVar("T")
 
@@ -23,6 +25,18 @@ def wait_for(what: str, probe: Callable[[], T | None], budget_s: float = 60.0) -
     raise AssertionError(f"{what}: not seen within {budget_s} s")
 
 
+def condition(body: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    """A resource's status condition of type ``kind``, or ``None``."""
+    conditions = ((body or {}).get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c["type"] == kind), None)
+
+
+def events_of(plane: Any, namespace: str, name: str) -> list[dict[str, Any]]:
+    """The events posted about the object ``name`` in ``namespace``, oldest first."""
+    listed = plane.get("events", "-n", namespace, "--field-selector", f"involvedObject.name={name}")
+    return sorted(listed["items"], key=lambda e: e["metadata"]["creationTimestamp"])
+
+
 def env_of(container: dict[str, Any]) -> dict[str, Any]:
     """A container's env as ``{name: value or valueFrom}``."""
     return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env", [])}
@@ -30,3 +44,51 @@ def env_of(container: dict[str, Any]) -> dict[str, Any]:
 
 def example(name: str) -> Path:
     return REPO / "examples" / "k8s" / name
+
+
+IMAGE = "ghcr.io/ferry-dev/ferry:0.1.0"
+HANDLER = "examples.demo.app:api"
+
+
+def resource(kind: str, name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """A ferry custom resource (``DurableJob`` or ``ScheduledTask``)."""
+    return {
+        "apiVersion": "ferry.dev/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def durable_job(name: str, namespace: str, **spec: Any) -> dict[str, Any]:
+    """A DurableJob of the demo app: the image and handler, and whatever ``spec`` adds."""
+    return resource("DurableJob", name, namespace, {"image": IMAGE, "handler": HANDLER, **spec})
+
+
+def secret(name: str, namespace: str, url: str = "postgresql://db/ferry") -> dict[str, Any]:
+    """A database Secret (key ``url``)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace},
+        "stringData": {"url": url},
+    }
+
+
+def apply(plane: ControlPlane, *bodies: dict[str, Any]) -> None:
+    """``kubectl apply`` each body."""
+    for body in bodies:
+        plane.kubectl("apply", "-f", "-", stdin=json.dumps(body))
+
+
+@contextlib.contextmanager
+def namespace_with_worker(plane: ControlPlane, namespace: str, job: str) -> Iterator[str]:
+    """A namespace holding the DurableJob ``job``, once its worker Deployment exists; the
+    namespace is deleted afterwards."""
+    plane.kubectl("create", "namespace", namespace)
+    apply(plane, durable_job(job, namespace))
+    wait_for(f"{job}-worker", lambda: plane.get("deployment", "-n", namespace, f"{job}-worker"))
+    try:
+        yield job
+    finally:
+        plane.kubectl("delete", "namespace", namespace, "--wait=false", check=False)

@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 from control_plane import ControlPlane
-from e2e_helpers import env_of, example, wait_for
+from e2e_helpers import condition, env_of, example, wait_for
+from operator_process import Fleet
 
 NAMESPACE = "ferry-demo"
 
 
 @pytest.fixture(scope="module")
-def demo(control_plane: ControlPlane, operator: None) -> Iterator[str]:
+def demo(control_plane: ControlPlane, operator: Fleet) -> Iterator[str]:
     """The examples applied: restricted namespace, database Secret, DurableJobs, task."""
     for name in (
         "namespace.yaml",
@@ -39,9 +40,7 @@ def _container(deployment: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ready(plane: ControlPlane, kind: str, name: str) -> dict[str, Any] | None:
-    body = plane.get(kind, "-n", NAMESPACE, name)
-    conditions = ((body or {}).get("status") or {}).get("conditions") or []
-    return next((c for c in conditions if c["type"] == "Ready"), None)
+    return condition(plane.get(kind, "-n", NAMESPACE, name), "Ready")
 
 
 def test_a_durable_job_becomes_a_worker_deployment_carrying_the_runtime_contract(
@@ -127,14 +126,22 @@ def test_each_worker_and_scheduler_deployment_gets_a_headless_metrics_service(
 def test_durable_job_status_reports_the_generation_it_acted_on(
     control_plane: ControlPlane, demo: str
 ) -> None:
-    condition = wait_for(
-        "Ready condition", lambda: _ready(control_plane, "durablejob", "onboard-org")
-    )
+    def starting() -> dict[str, Any] | None:
+        found = _ready(control_plane, "durablejob", "onboard-org")
+        return found if found and found["reason"] == "WorkersStarting" else None
+
+    ready = wait_for("Ready=False WorkersStarting", starting)
     job = control_plane.get("durablejob", "-n", NAMESPACE, "onboard-org")
     assert job["status"]["observedGeneration"] == job["metadata"]["generation"]
-    # No kubelet runs here, so the workers never become ready: the status says so.
-    assert (condition["status"], condition["reason"]) == ("False", "WorkersStarting")
+    # No kubelet runs here, so the workers never become ready: the status says so, in kstatus
+    # terms — not Ready, still Reconciling, not Stalled.
+    assert (ready["status"], ready["message"]) == ("False", "0/2 workers ready")
+    reconciling = condition(job, "Reconciling")
+    stalled = condition(job, "Stalled")
+    assert reconciling and reconciling["status"] == "True"
+    assert stalled and stalled["status"] == "False"
     assert job["status"]["readyReplicas"] == 0
+    assert job["status"]["replicas"] == 2  # the ReplicaSet created both pods
 
 
 def test_scheduled_tasks_become_the_namespaces_scheduler_leader_and_standby(
@@ -245,6 +252,8 @@ async def test_an_operator_restart_changes_nothing(control_plane: ControlPlane, 
     nothing: no new Deployment generation, no ConfigMap or status write."""
     from kubernetes_asyncio import config
 
+    from ferry._clock import SystemClock
+    from ferry_operator.config import DatabaseRef
     from ferry_operator.kube import Kube
     from ferry_operator.reconcile import reconcile_namespace
 
@@ -269,17 +278,18 @@ async def test_an_operator_restart_changes_nothing(control_plane: ControlPlane, 
 
     wait_for("the namespace settled", settled)
     api = await config.new_client_from_config(config_file=str(control_plane.kubeconfig))
-    warned: list[tuple[Any, ...]] = []
+    posted: list[tuple[Any, ...]] = []
 
-    async def warn(*event: Any) -> None:
-        warned.append(event)
+    async def post(*event: Any) -> None:
+        posted.append(event)
 
     try:
-        await reconcile_namespace(Kube(api), NAMESPACE, warn)
+        default = DatabaseRef("ferry-database")
+        await reconcile_namespace(Kube(api), NAMESPACE, post, default, SystemClock())
     finally:
         await api.close()
     assert snapshot() == before
-    assert warned == []
+    assert posted == []
 
 
 def test_invalid_resources_are_refused_at_apply(control_plane: ControlPlane, demo: str) -> None:
@@ -304,7 +314,10 @@ def test_invalid_resources_are_refused_at_apply(control_plane: ControlPlane, dem
         "DurableJob", {**job, "env": [{"name": "ROLE", "value": "x"}]}
     )
     assert "handler" in refused("DurableJob", {**job, "handler": "not a module"})
-    assert "databaseSecretRef" in refused("DurableJob", {"image": "app:1", "handler": "a:b"})
+    assert "image" in refused("DurableJob", {"handler": "a:b"})
+    assert "maxUnavailable" in refused(
+        "DurableJob", {**job, "disruptionBudget": {"maxUnavailable": 0}}
+    )
 
 
 def test_a_task_the_runtime_refuses_is_flagged_and_never_scheduled(
@@ -321,7 +334,7 @@ def test_a_task_the_runtime_refuses_is_flagged_and_never_scheduled(
         },
     }
     control_plane.kubectl("apply", "-f", "-", stdin=json.dumps(body))
-    condition = wait_for(
+    ready = wait_for(
         "Ready=False on on-mars",
         lambda: (
             (c := _ready(control_plane, "scheduledtask", "on-mars"))
@@ -329,8 +342,11 @@ def test_a_task_the_runtime_refuses_is_flagged_and_never_scheduled(
             and c
         ),
     )
-    assert condition["reason"] == "X_INVARIANT"
-    assert "Mars/Olympus" in condition["message"] and "IANA" in condition["message"]
+    assert ready["reason"] == "InvalidTimeZone"
+    assert ready["message"].startswith('X_INVARIANT: ScheduledTask "on-mars" has tz "Mars/Olympus"')
+    assert ready["message"].endswith("e.g. spec.timeZone: Europe/Berlin")
+    stalled = condition(control_plane.get("st", "-n", NAMESPACE, "on-mars"), "Stalled")
+    assert stalled and (stalled["status"], stalled["reason"]) == ("True", "InvalidTimeZone")
     events = wait_for(
         "Warning event",
         lambda: control_plane.get(
@@ -341,7 +357,7 @@ def test_a_task_the_runtime_refuses_is_flagged_and_never_scheduled(
             "involvedObject.name=on-mars,type=Warning",
         )["items"],
     )
-    assert events[0]["reason"] == "X_INVARIANT"
+    assert [e["reason"] for e in events] == ["InvalidTimeZone"]
     configmap = control_plane.get("configmap", "-n", NAMESPACE, "ferry-scheduler-tasks")
     names = [t["name"] for t in json.loads(configmap["data"]["tasks.json"])["tasks"]]
     assert names == ["nightly-digest"]
@@ -362,7 +378,7 @@ def test_deleting_the_resources_garbage_collects_what_they_owned(
         lambda: control_plane.get("service", "-n", NAMESPACE, "send-digest-worker") is None,
     )
     # The task's entry now names a missing DurableJob: flagged, and no scheduler runs it.
-    condition = wait_for(
+    flagged = wait_for(
         "task flagged",
         lambda: (
             (c := _ready(control_plane, "scheduledtask", "nightly-digest"))
@@ -370,7 +386,8 @@ def test_deleting_the_resources_garbage_collects_what_they_owned(
             and c
         ),
     )
-    assert 'DurableJob "send-digest"' in condition["message"]
+    assert flagged["reason"] == "JobNotFound"
+    assert 'DurableJob "send-digest"' in flagged["message"]
     control_plane.kubectl("delete", "scheduledtask", "-n", NAMESPACE, "nightly-digest")
     for kind in ("deployment", "service", "configmap", "pdb"):
         name = "ferry-scheduler-tasks" if kind == "configmap" else "ferry-scheduler"
