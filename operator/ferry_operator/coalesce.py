@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ferry_operator.kube import namespace_terminating, refusal
+from ferry_operator.kube import namespace_going, refusal
 
 logger = logging.getLogger("ferry_operator")
 
@@ -33,7 +33,7 @@ class Coalescer:
         self._running: set[str] = set()
         self._dirty: set[str] = set()
         self._known: set[str] = set()
-        self._terminating: set[str] = set()
+        self._going: set[str] = set()
 
     def known(self) -> list[str]:
         """Every namespace holding ferry resources at its last reconcile."""
@@ -64,14 +64,14 @@ class Coalescer:
             self._known.add(namespace)
         else:
             self._known.discard(namespace)
-            self._terminating.discard(namespace)
+            self._going.discard(namespace)
 
     def _failed(self, namespace: str, failed: Exception) -> None:
-        if isinstance(failed, ApiException) and namespace_terminating(failed):
+        if isinstance(failed, ApiException) and namespace_going(failed):
             # Its content goes with it; the reconcile after the last deletion finds it empty
             # and forgets it, and this mark.
-            if namespace not in self._terminating:
-                self._terminating.add(namespace)
+            if namespace not in self._going:
+                self._going.add(namespace)
                 logger.info("namespace %s is being deleted: leaving it be", namespace)
             self._known.discard(namespace)
             return

@@ -82,14 +82,17 @@ def operator_owned(metadata: Mapping[str, Any]) -> bool:
     )
 
 
-def namespace_terminating(failed: ApiException) -> bool:
-    """Whether a refusal only says the namespace is being deleted (nothing to create there)."""
-    if failed.status != 403:
+def namespace_going(failed: ApiException) -> bool:
+    """Whether a refusal only says the namespace is being deleted (a create there is
+    forbidden) or is gone already (whatever was listed in it a moment ago)."""
+    if failed.status not in (403, 404):
         return False
     try:
         details = json.loads(failed.body or "{}").get("details") or {}
     except ValueError:
         return False
+    if failed.status == 404:
+        return details.get("kind") == "namespaces"
     return any(c.get("reason") == "NamespaceTerminating" for c in details.get("causes") or [])
 
 

@@ -64,11 +64,15 @@ async def reconcile_namespace(
         await _reconcile_worker(kube, job, absent, post, now)
     plan = plan_scheduler(tasks, {job["metadata"]["name"]: job for job in jobs}, now_ms, missing)
     if plan.runs:
-        await kube.apply(tasks_configmap(namespace, plan))
-        scheduler = scheduler_deployment(namespace, plan)
-        await kube.apply(scheduler)
-        await kube.apply(metrics_service(scheduler))
-        await kube.apply(scheduler_disruption_budget(namespace, plan))
+        existing = await kube.metadata("Deployment", namespace, SCHEDULER_NAME)
+        if existing is not None and not operator_owned(existing):
+            plan.stall(_conflict(SCHEDULER_NAME, "rename or delete that Deployment"))
+        else:
+            await kube.apply(tasks_configmap(namespace, plan))
+            scheduler = scheduler_deployment(namespace, plan)
+            await kube.apply(scheduler)
+            await kube.apply(metrics_service(scheduler))
+            await kube.apply(scheduler_disruption_budget(namespace, plan))
     else:
         # GC removes them with their last owner; a task that became invalid or suspended
         # still owns them, so they are removed here — only if they are the operator's.
@@ -91,12 +95,8 @@ async def _reconcile_worker(
     before = await kube.read("Deployment", namespace, name)
     if before is not None and not operator_owned(before["metadata"]):
         deployment = None
-        verdict = Verdict(
-            State.STALLED,
-            "DeploymentConflict",
-            f'Deployment "{name}" already exists and is not the operator\'s (no '
-            "app.kubernetes.io/managed-by: ferry-operator label and ferry owner): it is left "
-            "alone; fix: rename or delete that Deployment, or give this DurableJob another name",
+        verdict = _conflict(
+            name, "rename or delete that Deployment, or give this DurableJob another name"
         )
     else:
         manifest = worker_deployment(job)
@@ -114,6 +114,17 @@ async def _reconcile_worker(
         "selector": worker_selector(job),
     }
     await _settle(kube, "durablejobs", job, fields, verdict, post, now)
+
+
+def _conflict(name: str, fix: str) -> Verdict:
+    """Someone else's Deployment has the name the operator would write: it is left alone."""
+    return Verdict(
+        State.STALLED,
+        "DeploymentConflict",
+        f'Deployment "{name}" already exists and is not the operator\'s (it lacks the '
+        "app.kubernetes.io/managed-by: ferry-operator label or a ferry owner), so it is left "
+        f"alone; fix: {fix}",
+    )
 
 
 async def _settle(

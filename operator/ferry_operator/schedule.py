@@ -57,6 +57,11 @@ class SchedulerPlan:
         """The task file ``ferry.scheduler_config`` reads (``{"tasks": [...]}``)."""
         return {"tasks": self.tasks}
 
+    def stall(self, verdict: Verdict) -> None:
+        """Every accepted task gets ``verdict``: their scheduler cannot run."""
+        for owner in self.owners:
+            self.verdicts[str(owner["metadata"]["name"])] = verdict
+
 
 def app_identity(job: Body) -> tuple[str, str, str, str]:
     """What one scheduler process can serve: one image, one app, one database."""

@@ -104,6 +104,29 @@ def test_objects_named_like_the_operators_but_not_its_own_are_never_deleted(
     assert not [e for e in deletes if e["objectRef"].get("namespace") == bystander]
 
 
+def test_a_foreign_scheduler_deployment_stalls_the_tasks_and_stays_untouched(
+    control_plane: ControlPlane, bystander: str
+) -> None:
+    """The namespace's `ferry-scheduler` is someone else's (the test above left it): a task
+    that would run there is Stalled instead of taking that Deployment over."""
+    before = control_plane.get("deployment", "-n", bystander, "ferry-scheduler")
+    task = {"cron": "0 3 * * *", "timeZone": "UTC", "entries": [{"job": "lonely"}]}
+    apply(control_plane, resource("ScheduledTask", "valid", bystander, task))
+
+    def stalled() -> dict[str, Any] | None:
+        ready = condition(control_plane.get("st", "-n", bystander, "valid"), "Ready")
+        return ready if ready and ready["reason"] == "DeploymentConflict" else None
+
+    ready = wait_for("DeploymentConflict on the task", stalled)
+    assert 'Deployment "ferry-scheduler" already exists' in ready["message"]
+    after = control_plane.get("deployment", "-n", bystander, "ferry-scheduler")
+    assert after["metadata"]["generation"] == before["metadata"]["generation"]
+    assert after["metadata"].get("ownerReferences") is None
+    assert control_plane.get("configmap", "-n", bystander, "ferry-scheduler-tasks")["data"] == {
+        "mine": "yes"
+    }
+
+
 def test_a_copied_label_in_kube_system_does_not_make_an_object_the_operators(
     control_plane: ControlPlane, operator: Fleet
 ) -> None:
@@ -154,15 +177,16 @@ def test_a_foreign_deployment_in_the_way_stalls_the_durable_job_and_stays_untouc
     assert [e["reason"] for e in warnings] == ["DeploymentConflict"]
 
 
-async def test_the_api_servers_refusal_in_a_terminating_namespace_is_recognised(
+async def test_the_api_servers_refusals_in_a_namespace_going_away_are_recognised(
     control_plane: ControlPlane,
 ) -> None:
     """What the operator classifies as "namespace being deleted" is what this API server
-    answers: a finalizer holds a namespace in Terminating while a create is tried there."""
+    answers: a finalizer holds a namespace in Terminating while a create is tried there, and
+    once the namespace is gone, another create."""
     from kubernetes_asyncio import client, config
     from kubernetes_asyncio.client.exceptions import ApiException
 
-    from ferry_operator.kube import namespace_terminating
+    from ferry_operator.kube import namespace_going
 
     namespace = "ferry-limbo"
     control_plane.kubectl("create", "namespace", namespace)
@@ -178,13 +202,10 @@ async def test_the_api_servers_refusal_in_a_terminating_namespace_is_recognised(
         lambda: control_plane.get("namespace", namespace)["status"]["phase"] == "Terminating",
     )
     api = await config.new_client_from_config(config_file=str(control_plane.kubeconfig))
+    core = client.CoreV1Api(api)
     try:
-        with pytest.raises(ApiException) as refused:
-            await client.CoreV1Api(api).create_namespaced_config_map(
-                namespace, {"metadata": {"name": "late"}}
-            )
-    finally:
-        await api.close()
+        with pytest.raises(ApiException) as terminating:
+            await core.create_namespaced_config_map(namespace, {"metadata": {"name": "late"}})
         control_plane.kubectl(
             "patch",
             "configmap",
@@ -195,8 +216,14 @@ async def test_the_api_servers_refusal_in_a_terminating_namespace_is_recognised(
             "-p",
             '{"metadata": {"finalizers": null}}',
         )
-    assert namespace_terminating(refused.value)
-    assert not namespace_terminating(ApiException(status=403, reason="Forbidden"))
+        wait_for("the namespace gone", lambda: control_plane.get("namespace", namespace) is None)
+        with pytest.raises(ApiException) as gone:
+            await core.create_namespaced_config_map(namespace, {"metadata": {"name": "later"}})
+    finally:
+        await api.close()
+    assert terminating.value.status == 403 and namespace_going(terminating.value)
+    assert gone.value.status == 404 and namespace_going(gone.value)
+    assert not namespace_going(ApiException(status=403, reason="Forbidden"))
 
 
 def test_deleting_a_namespace_costs_at_most_one_log_line_and_no_traceback(

@@ -20,7 +20,7 @@ from ferry_operator.conditions import (
     secret_not_found,
 )
 from ferry_operator.config import DatabaseRef
-from ferry_operator.kube import namespace_terminating
+from ferry_operator.kube import namespace_going
 
 READY = Verdict(State.READY, "WorkersReady", "2/2 workers ready")
 STARTING = Verdict(State.RECONCILING, "WorkersStarting", "0/2 workers ready")
@@ -198,10 +198,22 @@ def _terminating() -> ApiException:
     return failed
 
 
+def test_a_namespace_gone_is_told_from_another_missing_object() -> None:
+    gone = ApiException(status=404, reason="Not Found")
+    gone.body = json.dumps(
+        {"reason": "NotFound", "details": {"name": "shop", "kind": "namespaces"}}
+    )
+    missing = ApiException(status=404, reason="Not Found")
+    missing.body = json.dumps(
+        {"reason": "NotFound", "details": {"name": "x", "kind": "deployments"}}
+    )
+    assert namespace_going(gone) and not namespace_going(missing)
+
+
 async def test_a_namespace_being_deleted_is_logged_once_without_a_traceback(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    assert namespace_terminating(_terminating())
+    assert namespace_going(_terminating())
     emptied = False
 
     async def reconcile(namespace: str) -> bool:

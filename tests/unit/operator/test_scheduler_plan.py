@@ -12,7 +12,7 @@ from operator_bodies import durable_job, scheduled_task
 from ferry.errors import FerryError
 from ferry.tasks._cron import parse_cron
 from ferry.tasks._occurrences import validate_zone
-from ferry_operator.conditions import State
+from ferry_operator.conditions import State, Verdict
 from ferry_operator.names import TASKS_DIGEST, TASKS_FILE
 from ferry_operator.schedule import plan_scheduler
 from ferry_operator.scheduler import scheduler_deployment, tasks_configmap
@@ -109,6 +109,15 @@ def test_a_missing_scheduler_secret_stalls_the_task_but_keeps_it_scheduled() -> 
     assert (verdict.state, verdict.reason) == (State.STALLED, "SecretNotFound")
     assert verdict.message == 'Secret "shop-db" ...'
     assert [t["name"] for t in plan.tasks] == ["nightly"]
+
+
+def test_a_plan_whose_scheduler_cannot_run_stalls_every_accepted_task_only() -> None:
+    refused = scheduled_task("refused", timeZone="Mars/Olympus")
+    plan = plan_scheduler([scheduled_task("a"), scheduled_task("b"), refused], JOBS, NOW_MS)
+    blocked = Verdict(State.STALLED, "DeploymentConflict", "someone else's ferry-scheduler")
+    plan.stall(blocked)
+    assert plan.verdicts["a"] is blocked and plan.verdicts["b"] is blocked
+    assert plan.verdicts["refused"].reason == "InvalidTimeZone"
 
 
 def test_entries_carry_the_apps_job_name_and_input() -> None:
