@@ -96,7 +96,7 @@ async def _lead(
         await kopf.operator(
             clusterwide=config.clusterwide,
             namespaces=list(config.watch_namespaces),
-            standalone=True,
+            standalone=True,  # the Lease elected this replica; no Kopf peering
             settings=operator_settings(config),
             memo=memo,
             stop_flag=kopf_stop,
