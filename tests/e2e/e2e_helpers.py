@@ -31,6 +31,20 @@ def condition(body: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
     return next((c for c in conditions if c["type"] == kind), None)
 
 
+def with_reason(
+    plane: ControlPlane, kind: str, namespace: str, name: str, reason: str
+) -> dict[str, Any]:
+    """The resource once its Ready condition carries ``reason`` (a bounded wait)."""
+
+    def settled() -> dict[str, Any] | None:
+        body = plane.get(kind, "-n", namespace, name)
+        ready = condition(body, "Ready")
+        return body if ready and ready["reason"] == reason else None
+
+    found: dict[str, Any] = wait_for(f"{kind} {namespace}/{name}: {reason}", settled)
+    return found
+
+
 def events_of(plane: Any, namespace: str, name: str) -> list[dict[str, Any]]:
     """The events posted about the object ``name`` in ``namespace``, oldest first."""
     listed = plane.get("events", "-n", namespace, "--field-selector", f"involvedObject.name={name}")

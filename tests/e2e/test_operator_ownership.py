@@ -12,7 +12,16 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from control_plane import ControlPlane
-from e2e_helpers import apply, condition, durable_job, events_of, resource, secret, wait_for
+from e2e_helpers import (
+    apply,
+    condition,
+    durable_job,
+    events_of,
+    resource,
+    secret,
+    wait_for,
+    with_reason,
+)
 from operator_process import RELEASE, Fleet
 
 NAMESPACE = "ferry-bystander"
@@ -93,11 +102,8 @@ def test_objects_named_like_the_operators_but_not_its_own_are_never_deleted(
         ),
     )
 
-    def judged() -> bool:
-        ready = condition(control_plane.get("st", "-n", bystander, "refused"), "Ready")
-        return bool(ready and ready["reason"] == "InvalidTimeZone")
-
-    wait_for("the task judged (after the scheduler step)", judged)
+    # The task's status is written after the scheduler step.
+    with_reason(control_plane, "st", bystander, "refused", "InvalidTimeZone")
     assert control_plane.get("deployment", "-n", bystander, "ferry-scheduler") is not None
     assert control_plane.get("configmap", "-n", bystander, "ferry-scheduler-tasks") is not None
     deletes = [e for e in _operator_requests(control_plane) if e["verb"] == "delete"]
@@ -113,12 +119,9 @@ def test_a_foreign_scheduler_deployment_stalls_the_tasks_and_stays_untouched(
     task = {"cron": "0 3 * * *", "timeZone": "UTC", "entries": [{"job": "lonely"}]}
     apply(control_plane, resource("ScheduledTask", "valid", bystander, task))
 
-    def stalled() -> dict[str, Any] | None:
-        ready = condition(control_plane.get("st", "-n", bystander, "valid"), "Ready")
-        return ready if ready and ready["reason"] == "DeploymentConflict" else None
-
-    ready = wait_for("DeploymentConflict on the task", stalled)
-    assert 'Deployment "ferry-scheduler" already exists' in ready["message"]
+    task = with_reason(control_plane, "st", bystander, "valid", "DeploymentConflict")
+    ready = condition(task, "Ready")
+    assert ready and 'Deployment "ferry-scheduler" already exists' in ready["message"]
     after = control_plane.get("deployment", "-n", bystander, "ferry-scheduler")
     assert after["metadata"]["generation"] == before["metadata"]["generation"]
     assert after["metadata"].get("ownerReferences") is None
@@ -164,12 +167,9 @@ def test_a_foreign_deployment_in_the_way_stalls_the_durable_job_and_stays_untouc
     before = control_plane.get("deployment", "-n", bystander, "clash-worker")
     apply(control_plane, durable_job("clash", bystander))
 
-    def stalled() -> dict[str, Any] | None:
-        ready = condition(control_plane.get("dj", "-n", bystander, "clash"), "Ready")
-        return ready if ready and ready["reason"] == "DeploymentConflict" else None
-
-    ready = wait_for("DeploymentConflict", stalled)
-    assert 'Deployment "clash-worker" already exists' in ready["message"]
+    job = with_reason(control_plane, "dj", bystander, "clash", "DeploymentConflict")
+    ready = condition(job, "Ready")
+    assert ready and 'Deployment "clash-worker" already exists' in ready["message"]
     after = control_plane.get("deployment", "-n", bystander, "clash-worker")
     assert after["metadata"]["generation"] == before["metadata"]["generation"]
     assert "app.kubernetes.io/managed-by" not in after["metadata"]["labels"]

@@ -17,6 +17,7 @@ from e2e_helpers import (
     resource,
     secret,
     wait_for,
+    with_reason,
 )
 from operator_process import Fleet
 
@@ -36,15 +37,7 @@ def _apply(plane: ControlPlane, kind: str, name: str, spec: dict[str, Any]) -> N
 
 
 def _verdict(plane: ControlPlane, kind: str, name: str, reason: str) -> dict[str, Any]:
-    """The resource once its Ready condition carries ``reason``."""
-
-    def settled() -> dict[str, Any] | None:
-        body = plane.get(kind, "-n", NAMESPACE, name)
-        ready = condition(body, "Ready")
-        return body if ready and ready["reason"] == reason else None
-
-    found: dict[str, Any] = wait_for(f"{kind} {name}: {reason}", settled)
-    return found
+    return with_reason(plane, kind, NAMESPACE, name, reason)
 
 
 def _events(plane: ControlPlane, name: str, reason: str) -> list[dict[str, Any]]:
