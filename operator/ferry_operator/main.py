@@ -7,7 +7,8 @@ was here first. It stops leading by stopping Kopf: on SIGTERM it then empties th
 standby takes over on its next round; on a lost Lease it exits 1 without touching it, and the
 restarted container stands by.
 
-Exit codes: 0 stopped by a signal, 1 leadership lost, 2 refused (``X_*`` on the last log line).
+Exit codes: 0 stopped by a signal, 1 leadership lost or an API call refused, 2 refused to run
+(``X_*`` on the last log line).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ferry_operator.leader import LeaseElector
 
 logger = logging.getLogger("ferry_operator")
 
-LOST = 1
+FAILED = 1
 REFUSED = 2
 
 
@@ -69,6 +70,10 @@ async def run(config: OperatorConfig, clock: Clock | None = None) -> int:
     except FerryError as refused:
         logger.error("refusing to run: %s", refused)
         return REFUSED
+    except ApiException as failed:
+        # Before leading (the check for another operator): the restarted pod tries again.
+        logger.error("the API server refused a call: %s", refusal(failed))
+        return FAILED
     finally:
         await elector.release()
         await health.cleanup()
@@ -112,7 +117,7 @@ async def _lead(
         raise refused
     elector.leading = False  # nothing to release: someone else may hold it by now
     logger.error("leadership lost: the Lease was not renewed within the renew deadline")
-    return LOST
+    return FAILED
 
 
 async def _hold(
