@@ -294,6 +294,7 @@ def test_the_grafana_dashboard_is_an_opt_in_configmap_the_sidecar_finds(
     )  # fmt: skip
     applied = control_plane.kubectl(
         "apply", "--server-side", "--dry-run=server", "--field-manager=dry", "-f", "-",
+        "--force-conflicts",  # the rendered CRDs are the session release's
         stdin=rendered,
     )  # fmt: skip
     assert "configmap/dash-ferry-grafana-dashboard serverside-applied (server dry run)" in applied
