@@ -6,7 +6,11 @@
 # `ferry run` picks the role from ROLE (worker | scheduler | relay); the operator sets ROLE,
 # FERRY_APP, DATABASE_URL, METRICS_PORT and the rest on each Deployment it writes. The
 # operator Deployment in charts/ferry runs `kopf run -m ferry_operator.handlers` from it.
-FROM python:3.11-slim
+#
+# BASE is any image with Python 3.11+ and pip on the PATH (`--build-arg BASE=...` where the
+# public registry is out of reach; scripts/node.sh builds on a Debian image it makes).
+ARG BASE=python:3.11-slim
+FROM ${BASE}
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
