@@ -1,12 +1,14 @@
-"""The demo's jobs: an onboarding flow with durable steps, and a digest."""
+"""The demo's jobs: an onboarding flow with durable steps, a digest, and a long reindex."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from uuid import UUID
 
 from pydantic import BaseModel
 
-from ferry import JobContext, Retry, Step, job, throw_if_aborted
+from ferry import AbortSignal, JobContext, Retry, Step, job, throw_if_aborted
 
 
 class OnboardInput(BaseModel):
@@ -16,6 +18,12 @@ class OnboardInput(BaseModel):
 
 class DigestInput(BaseModel):
     occurrence_ms: int
+
+
+class ReindexInput(BaseModel):
+    catalog: str
+    batches: int = 30
+    batch_seconds: float = 1.0
 
 
 _failed_once: set[UUID] = set()
@@ -50,3 +58,23 @@ async def onboard_org(input: OnboardInput, step: Step, ctx: JobContext) -> dict[
 @job(input=DigestInput, idempotency_key=lambda i: f"digest:{i.occurrence_ms}")
 async def send_digest(input: DigestInput, step: Step) -> None:
     await step.run("compose", lambda: {"for": input.occurrence_ms})
+
+
+async def index_batch(batch: int, seconds: float, signal: AbortSignal) -> int:
+    """Stands in for one slow batch of index writes; returns early when the run is aborted
+    (the step is then not recorded, and runs again wherever the run resumes)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(signal.wait(), seconds)
+    return batch
+
+
+@job(input=ReindexInput, idempotency_key=lambda i: f"reindex:{i.catalog}")
+async def reindex_catalog(input: ReindexInput, step: Step) -> dict[str, int]:
+    """A long job in durable batches: a worker drained mid-run (a deploy, a deleted pod)
+    gives the run back uncounted, and the next worker resumes at the first unrecorded batch."""
+    for batch in range(input.batches):
+        await step.run(
+            f"batch-{batch}",
+            lambda signal, batch=batch: index_batch(batch, input.batch_seconds, signal),
+        )
+    return {"batches": input.batches}
