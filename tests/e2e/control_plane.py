@@ -154,8 +154,11 @@ def write_kubeconfig(path: Path, server: str, token: str, ca: Path) -> None:
     path.write_text(json.dumps(config))
 
 
-def start_control_plane() -> ControlPlane:
-    """Start etcd, kube-apiserver and kube-controller-manager; wait until the API is ready."""
+def start_control_plane(address: str = "127.0.0.1") -> ControlPlane:
+    """Start etcd, kube-apiserver and kube-controller-manager; wait until the API is ready.
+
+    The API serves on ``address``: loopback unless pods must reach it (tests/node passes its
+    node's address, which the ``kubernetes`` Service then points at)."""
     assets = provision("envtest.sh", "--no-build")
     tools = provision("kubetools.sh", "--no-fetch")
     workdir = Path(tempfile.mkdtemp(prefix="ferry-envtest-"))
@@ -185,7 +188,7 @@ def start_control_plane() -> ControlPlane:
     etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
     logs = workdir / "logs"
     logs.mkdir()
-    server = f"https://127.0.0.1:{api_port}"
+    server = f"https://{address}:{api_port}"
     plane = ControlPlane(workdir, server, token, workdir / "admin.kubeconfig", tools)
 
     def spawn(name: str, *args: str) -> None:
@@ -208,8 +211,8 @@ def start_control_plane() -> ControlPlane:
         spawn(
             "kube-apiserver",
             f"--etcd-servers=http://127.0.0.1:{etcd_port}",
-            "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
+            f"--bind-address={address}",
+            f"--advertise-address={address}",
             f"--secure-port={api_port}",
             f"--cert-dir={certs}",
             "--authorization-mode=RBAC",
@@ -221,6 +224,8 @@ def start_control_plane() -> ControlPlane:
             f"--audit-policy-file={workdir / 'audit-policy.yaml'}",
             f"--audit-log-path={workdir / 'audit.log'}",
             "--audit-log-mode=blocking",
+            # A kubelet (tests/node) is reached at its address, not a name to look up.
+            "--kubelet-preferred-address-types=InternalIP",
         )
         ca = certs / "apiserver.crt"
         _wait_ready(server, token, ca)
