@@ -26,6 +26,7 @@ PACKAGES=(docker.io containerd runc mmdebstrap containernetworking-plugins iptab
 BASE_REF="ferry.local/python-base:bookworm"
 PAUSE_REF="ferry.local/pause:1"
 RUNTIME_REPOSITORY="ferry.local/ferry"
+DOCKER_RUN=/run/ferry-node-docker
 
 log() { echo "node: $*" >&2; }
 missing() {
@@ -79,6 +80,11 @@ stop_dockerd() {
     kill "$dockerd_pid" 2>/dev/null || true
     wait "$dockerd_pid" 2>/dev/null || true
     dockerd_pid=""
+    # dockerd leaves its default network namespace mounted below its exec root.
+    umount "$DOCKER_RUN/exec/netns/default" 2>/dev/null || true
+    rm -rf "$DOCKER_RUN"
+    # Its containerd makes /opt/containerd (empty) on every start.
+    rmdir /opt/containerd/bin /opt/containerd/lib /opt/containerd 2>/dev/null || true
 }
 cleanup() {
     stop_dockerd
@@ -99,11 +105,10 @@ install_packages() {
 # bridge and no iptables rules: builds use the host network), up until this script exits.
 start_dockerd() {
     [[ -z "$dockerd_pid" ]] || return 0
-    local run=/run/ferry-node-docker
-    mkdir -p "$run"
-    export DOCKER_HOST="unix://$run/docker.sock"
-    dockerd --host="$DOCKER_HOST" --data-root="$CACHE/docker" --exec-root="$run/exec" \
-        --pidfile="$run/docker.pid" --storage-driver=overlay2 --bridge=none --iptables=false \
+    mkdir -p "$DOCKER_RUN"
+    export DOCKER_HOST="unix://$DOCKER_RUN/docker.sock"
+    dockerd --host="$DOCKER_HOST" --data-root="$CACHE/docker" --exec-root="$DOCKER_RUN/exec" \
+        --pidfile="$DOCKER_RUN/docker.pid" --storage-driver=overlay2 --bridge=none --iptables=false \
         --ip-forward=false --ip-masq=false >"$CACHE/dockerd.log" 2>&1 &
     dockerd_pid=$!
     local tries=0

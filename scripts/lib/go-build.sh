@@ -12,18 +12,20 @@ export GOFLAGS=-mod=mod CGO_ENABLED=0 GOTOOLCHAIN=local
 
 # go_module_build NAME DIRECTIVES DEST LDFLAGS PACKAGE...: a module `ferry.dev/NAME` whose
 # go.mod carries DIRECTIVES (require/replace lines), then each PACKAGE built into DEST
-# (named after the package's last element, or OUT when given as OUT=PACKAGE).
+# (named after the package's last element, or OUT when given as OUT=PACKAGE), with the
+# build tags in GO_TAGS when set.
 go_module_build() {
     local name="$1" directives="$2" dest="$3" ldflags="$4"
     shift 4
     local mod="$work/$name" package
     mkdir -p "$mod" "$dest"
     printf 'module ferry.dev/%s\ngo 1.25\n%s\n' "$name" "$directives" >"$mod/go.mod"
-    local out
+    local out tags=()
+    [[ -z "${GO_TAGS:-}" ]] || tags=("-tags=$GO_TAGS")
     for package in "$@"; do
         out="${package##*/}"
         [[ "$package" == *=* ]] && { out="${package%%=*}"; package="${package#*=}"; }
-        (cd "$mod" && "$GO" build -p 2 -trimpath "-ldflags=$ldflags" -o "$dest/$out" "$package")
+        (cd "$mod" && "$GO" build -p 2 -trimpath "${tags[@]}" "-ldflags=$ldflags" -o "$dest/$out" "$package")
     done
 }
 
