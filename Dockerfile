@@ -18,10 +18,16 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml ./
+# The dependencies in a layer of their own, read off pyproject.toml: editing ferry's code
+# rebuilds from the next layer on and does not download them again.
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+print('\n'.join(p['dependencies'] + p['optional-dependencies']['operator']))" >/tmp/requirements.txt \
+    && pip install -r /tmp/requirements.txt && rm /tmp/requirements.txt
+COPY README.md ./
 COPY runtime ./runtime
 COPY operator ./operator
-RUN pip install '.[operator]'
+RUN pip install --no-deps .
 
 # Your application code; FERRY_APP names its Api (module:attribute) relative to /app.
 COPY examples ./examples

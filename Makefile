@@ -3,7 +3,7 @@ VENV  ?= .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: install test test-assets lint dev typecheck demo bench clean envtest chart-crds
+.PHONY: install test test-assets lint dev typecheck demo bench clean envtest node prometheus chart-crds
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -15,13 +15,17 @@ install: $(STAMP)
 
 ## The whole test suite, lint and types included (what CI runs).
 ## The first run also provisions what the browser and Kubernetes tests need: Debian's
-## Chromium, and the control-plane binaries (built once, cached outside the repo).
+## Chromium, the control-plane binaries, Prometheus, and a Kubernetes node with the image
+## built from this checkout (built once, cached outside the repo; the image again when the
+## code changed).
 test: install lint test-assets
 	$(PY) -m pytest -q
 
 test-assets:
 	bash scripts/install-browser.sh
 	$(MAKE) envtest
+	$(MAKE) prometheus
+	$(MAKE) node
 
 lint: install
 	$(VENV)/bin/ruff check runtime operator tests examples bench
@@ -46,6 +50,16 @@ bench: install
 envtest:
 	scripts/envtest.sh
 	scripts/kubetools.sh
+
+## prometheus + promtool for the alert tests (built once, cached outside the repo).
+prometheus:
+	scripts/prometheus.sh
+
+## kubelet, kube-scheduler, kube-proxy, the pause and runtime images, for tests/node. Needs
+## root (apt-get, dockerd, and later containerd and the kubelet); elsewhere tests/node skips.
+node:
+	@if [ "$$(id -u)" -eq 0 ]; then scripts/node.sh; \
+	else echo "make node: needs root; the tests in tests/node will skip"; fi
 
 ## The chart's CRD templates are rendered from crds/ here, never edited by hand.
 chart-crds: install

@@ -120,8 +120,8 @@ start_dockerd() {
 }
 
 build_base_image() {
-    docker image inspect "$BASE_REF" >/dev/null 2>&1 && return 0
     start_dockerd
+    docker image inspect "$BASE_REF" >/dev/null 2>&1 && return 0
     mmdebstrap --variant=minbase --include=python3,python3-venv,ca-certificates \
         --customize-hook='copy-in /usr/local/share/ca-certificates /usr/local/share' \
         --customize-hook='chroot "$1" update-ca-certificates' \
@@ -154,7 +154,9 @@ build_runtime_image() {
     rm -f "$IMAGES"/runtime-*.tar
     mv "$IMAGES/runtime-$key.tar.part" "$IMAGES/runtime-$key.tar"
     echo "$ref" >"$IMAGES/runtime.ref"
-    # Keep the build cache (the dependency layers), drop the images it no longer tags.
+    # Keep the base and the dependency layers (the build cache); drop older runtime images.
+    docker images --format '{{.Repository}}:{{.Tag}}' "$RUNTIME_REPOSITORY" | grep -vx "$ref" \
+        | xargs -r docker rmi >/dev/null
     docker image prune -f >/dev/null
 }
 
