@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from control_plane import REPO, ControlPlane, control_plane_or_skip, stop_control_plane
+from control_plane import ControlPlane, control_plane_or_skip, stop_control_plane
 from operator_process import RELEASE, Fleet
 
 
@@ -24,15 +24,7 @@ def control_plane() -> Iterator[ControlPlane]:
 @pytest.fixture(scope="session")
 def ferry_release(control_plane: ControlPlane) -> str:
     """``helm install`` of charts/ferry with its defaults; returns the release namespace."""
-    control_plane.run(
-        "helm",
-        "install",
-        "ferry",
-        str(REPO / "charts" / "ferry"),
-        "--namespace",
-        RELEASE.namespace,
-        "--create-namespace",
-    )
+    control_plane.install_chart(RELEASE.namespace)
     return RELEASE.namespace
 
 

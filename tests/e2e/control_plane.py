@@ -91,6 +91,11 @@ class ControlPlane:
             raise AssertionError(f"{tool} {' '.join(args)} failed:\n{done.stderr}{done.stdout}")
         return done.stdout if done.returncode == 0 else done.stdout + done.stderr
 
+    def install_chart(self, namespace: str, *options: str) -> None:
+        """``helm install ferry charts/ferry`` into ``namespace`` (created when missing)."""
+        chart = str(REPO / "charts" / "ferry")
+        self.run("helm", "install", "ferry", chart, "-n", namespace, "--create-namespace", *options)
+
     def kubectl(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
         return self.run("kubectl", *args, stdin=stdin, check=check)
 

@@ -106,3 +106,31 @@ def namespace_with_worker(plane: ControlPlane, namespace: str, job: str) -> Iter
         yield job
     finally:
         plane.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+
+
+def minutely_digest(namespace: str, *, image: str, dsn: str, **worker: Any) -> list[dict[str, Any]]:
+    """The demo scheduled every minute: a restricted namespace, the database Secret ``db``,
+    the DurableJob ``send-digest`` (``worker`` adds spec fields) and the ScheduledTask
+    ``every-minute`` firing it."""
+    restricted = {"pod-security.kubernetes.io/enforce": "restricted"}
+    job = {
+        "image": image,
+        "handler": HANDLER,
+        "job": "send_digest",
+        "databaseSecretRef": {"name": "db"},
+    }
+    task = {
+        "cron": "* * * * *",
+        "timeZone": "UTC",
+        "entries": [{"job": "send-digest", "input": {"occurrence_ms": 0}}],
+    }
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": namespace, "labels": restricted},
+        },
+        secret("db", namespace, dsn),
+        resource("DurableJob", "send-digest", namespace, {**job, **worker}),
+        resource("ScheduledTask", "every-minute", namespace, task),
+    ]

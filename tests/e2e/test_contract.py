@@ -23,54 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from control_plane import REPO, ControlPlane, free_port
-from e2e_helpers import wait_for
+from e2e_helpers import minutely_digest, wait_for
 
 from ferry.drivers import postgres_job_driver
 from ferry.drivers.protocol import RunFilter
 
 NAMESPACE = "ferry-contract"
 FIRE_BUDGET_S = 150.0  # a minutely cron fires within 60 s of the scheduler's first round
-
-
-def _resources() -> list[dict[str, Any]]:
-    return [
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {
-                "name": NAMESPACE,
-                "labels": {"pod-security.kubernetes.io/enforce": "restricted"},
-            },
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": "db", "namespace": NAMESPACE},
-            "stringData": {"url": "postgresql://replaced.by.the.test/ferry"},
-        },
-        {
-            "apiVersion": "ferry.dev/v1alpha1",
-            "kind": "DurableJob",
-            "metadata": {"name": "send-digest", "namespace": NAMESPACE},
-            "spec": {
-                "image": "ghcr.io/ferry-dev/ferry:0.1.0",
-                "handler": "examples.demo.app:api",
-                "job": "send_digest",
-                "drainSeconds": 5,
-                "databaseSecretRef": {"name": "db"},
-            },
-        },
-        {
-            "apiVersion": "ferry.dev/v1alpha1",
-            "kind": "ScheduledTask",
-            "metadata": {"name": "every-minute", "namespace": NAMESPACE},
-            "spec": {
-                "cron": "* * * * *",
-                "timeZone": "UTC",
-                "entries": [{"job": "send-digest", "input": {"occurrence_ms": 0}}],
-            },
-        },
-    ]
 
 
 def _pod_spec(plane: ControlPlane, deployment: str) -> dict[str, Any]:
@@ -159,7 +118,13 @@ async def test_the_operators_pod_specs_run_a_scheduled_job_and_drain_on_sigterm(
     """Budget: one scheduler + one worker process, one minutely occurrence. Invariant: the
     job the ScheduledTask names is enqueued by the scheduler and completed by the worker,
     and the worker exits on SIGTERM within the grace period its pod spec declares."""
-    for resource in _resources():
+    resources = minutely_digest(
+        NAMESPACE,
+        image="ghcr.io/ferry-dev/ferry:0.1.0",
+        dsn="postgresql://replaced.by.the.test/ferry",
+        drainSeconds=5,
+    )
+    for resource in resources:
         control_plane.kubectl("apply", "-f", "-", stdin=json.dumps(resource))
     worker_pod = _pod_spec(control_plane, "send-digest-worker")
     scheduler_pod = _pod_spec(control_plane, "ferry-scheduler")

@@ -24,7 +24,7 @@ import pytest
 # The control plane is tests/e2e's, started here on the node's address.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 
-from control_plane import REPO, Unavailable, provision, start_control_plane
+from control_plane import Unavailable, provision, start_control_plane
 from node import NODE_IP, Cluster, Node, NodeAssets, Teardown, add_bridge, exclusive_node
 from pg_relay import PgRelay, PodDatabase, relayed_dsn, with_database
 
@@ -100,14 +100,8 @@ async def _admin(dsn: str, statement: str) -> None:
 def ferry_release(cluster: Cluster, node_assets: NodeAssets) -> str:
     """``helm install`` of charts/ferry with this checkout's image: the operator is a pod."""
     repository, tag = node_assets.runtime_image.rsplit(":", 1)
-    cluster.plane.run(
-        "helm",
-        "install",
-        "ferry",
-        str(REPO / "charts" / "ferry"),
-        "--namespace",
+    cluster.plane.install_chart(
         RELEASE_NAMESPACE,
-        "--create-namespace",
         "--set",
         f"image.repository={repository}",
         "--set",

@@ -120,6 +120,11 @@ def add_bridge(teardown: Teardown) -> None:
     teardown.push("bridge", remove_bridge)
     sh("ip", "addr", "add", f"{NODE_IP}/24", "dev", BRIDGE)
     sh("ip", "link", "set", BRIDGE, "up")
+    # Pods talk to this machine only, even where forwarding is on (a docker host): nothing
+    # from the bridge is routed anywhere else.
+    guard = ("FORWARD", "-i", BRIDGE, "!", "-o", BRIDGE, "-j", "DROP")
+    sh("iptables", "-I", *guard)
+    teardown.push("forward guard", lambda: sh("iptables", "-D", *guard, check=False))
 
 
 def remove_bridge() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import asyncpg
 import pytest
-from e2e_helpers import wait_for
+from e2e_helpers import minutely_digest, wait_for
 from node import Cluster, NodeAssets
 from pg_relay import PodDatabase
 from prometheus_client.parser import text_string_to_metric_families
@@ -32,49 +32,6 @@ DRAIN_SECONDS = 10
 PODS_BUDGET_S = 300.0  # first start: containerd unpacks the image, Python imports, migrations
 FIRE_BUDGET_S = 150.0  # a minutely cron fires within 60 s of the leader's first round
 RUN_BUDGET_S = 120.0
-
-
-def _resources(image: str, dsn: str) -> list[dict[str, Any]]:
-    return [
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {
-                "name": NAMESPACE,
-                "labels": {"pod-security.kubernetes.io/enforce": "restricted"},
-            },
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": "db", "namespace": NAMESPACE},
-            "stringData": {"url": dsn},
-        },
-        {
-            "apiVersion": "ferry.dev/v1alpha1",
-            "kind": "DurableJob",
-            "metadata": {"name": "send-digest", "namespace": NAMESPACE},
-            "spec": {
-                "image": image,
-                "handler": "examples.demo.app:api",
-                "job": "send_digest",
-                "replicas": 2,
-                "concurrency": 4,
-                "drainSeconds": DRAIN_SECONDS,
-                "databaseSecretRef": {"name": "db"},
-            },
-        },
-        {
-            "apiVersion": "ferry.dev/v1alpha1",
-            "kind": "ScheduledTask",
-            "metadata": {"name": "every-minute", "namespace": NAMESPACE},
-            "spec": {
-                "cron": "* * * * *",
-                "timeZone": "UTC",
-                "entries": [{"job": "send-digest", "input": {"occurrence_ms": 0}}],
-            },
-        },
-    ]
 
 
 @dataclass
@@ -126,7 +83,15 @@ def demo(
 ) -> Iterator[Demo]:
     """The DurableJob (2 workers) and the minutely ScheduledTask (2 schedulers), all Running."""
     plane = cluster.plane
-    for resource in _resources(node_assets.runtime_image, pod_database.pod_dsn):
+    resources = minutely_digest(
+        NAMESPACE,
+        image=node_assets.runtime_image,
+        dsn=pod_database.pod_dsn,
+        replicas=2,
+        concurrency=4,
+        drainSeconds=DRAIN_SECONDS,
+    )
+    for resource in resources:
         plane.kubectl("apply", "-f", "-", stdin=json.dumps(resource))
     demo = Demo(cluster, pod_database)
     try:
