@@ -155,8 +155,8 @@ build_runtime_image() {
     mv "$IMAGES/runtime-$key.tar.part" "$IMAGES/runtime-$key.tar"
     echo "$ref" >"$IMAGES/runtime.ref"
     # Keep the base and the dependency layers (the build cache); drop older runtime images.
-    docker images --format '{{.Repository}}:{{.Tag}}' "$RUNTIME_REPOSITORY" | grep -vx "$ref" \
-        | xargs -r docker rmi >/dev/null
+    docker images --format '{{.Repository}}:{{.Tag}}' "$RUNTIME_REPOSITORY" \
+        | { grep -vx "$ref" || true; } | xargs -r docker rmi >/dev/null
     docker image prune -f >/dev/null
 }
 
