@@ -91,6 +91,7 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'log "failed (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
 # shellcheck source=scripts/lib/go-build.sh
 source "$REPO/scripts/lib/go-build.sh"
 
