@@ -8,8 +8,8 @@
 # ever committed. Needs `go` (PATH or /usr/local/go/bin).
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-1.35.4}"
-ETCD_VERSION="${ETCD_VERSION:-3.6.5}"
+# shellcheck source=scripts/lib/versions.sh
+source "$(dirname "$0")/lib/versions.sh"
 CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/ferry-envtest"
 ASSETS="$CACHE_ROOT/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 BINARIES=(kube-apiserver kube-controller-manager etcd)

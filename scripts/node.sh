@@ -17,7 +17,8 @@
 # dockerd is started by hand only while an image is built, and stopped by its PID.
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-1.35.4}"
+# shellcheck source=scripts/lib/versions.sh
+source "$(dirname "$0")/lib/versions.sh"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/ferry-node"
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 KUBE_BIN="$CACHE/k8s-$K8S_VERSION"

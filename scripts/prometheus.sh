@@ -6,7 +6,8 @@
 # they are missing). Needs `go`.
 set -euo pipefail
 
-PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-0.316.0}"
+# shellcheck source=scripts/lib/versions.sh
+source "$(dirname "$0")/lib/versions.sh"
 DEST="${XDG_CACHE_HOME:-$HOME/.cache}/ferry-node/prometheus-$PROMETHEUS_VERSION"
 
 log() { echo "prometheus: $*" >&2; }

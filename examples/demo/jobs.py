@@ -68,7 +68,7 @@ async def index_batch(batch: int, seconds: float, signal: AbortSignal) -> int:
     return batch
 
 
-@job(input=ReindexInput, idempotency_key=lambda i: f"reindex:{i.catalog}")
+@job(input=ReindexInput, idempotency_key=lambda i: f"reindex:{i.catalog}", name="reindex_catalog")
 async def reindex_catalog(input: ReindexInput, step: Step) -> dict[str, int]:
     """A long job in durable batches: a worker drained mid-run (a deploy, a deleted pod)
     gives the run back uncounted, and the next worker resumes at the first unrecorded batch."""
