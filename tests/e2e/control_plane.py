@@ -251,10 +251,10 @@ def start_control_plane(address: str = "127.0.0.1") -> ControlPlane:
     return plane
 
 
-def control_plane_or_skip() -> ControlPlane:
+def control_plane_or_skip(address: str = "127.0.0.1") -> ControlPlane:
     """A started control plane; outside CI a missing binary skips, saying why."""
     try:
-        return start_control_plane()
+        return start_control_plane(address)
     except Unavailable as missing:
         if os.environ.get("CI"):
             pytest.fail(f"CI must provision the control plane (make envtest): {missing}")

@@ -24,7 +24,7 @@ import pytest
 # The control plane is tests/e2e's, started here on the node's address.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 
-from control_plane import Unavailable, provision, start_control_plane
+from control_plane import Unavailable, control_plane_or_skip, provision, stop_control_plane
 from node import NODE_IP, Cluster, Node, NodeAssets, Teardown, add_bridge, exclusive_node
 from pg_relay import PgRelay, PodDatabase, relayed_dsn, with_database
 
@@ -58,12 +58,8 @@ def cluster(node_assets: NodeAssets) -> Iterator[Cluster]:
     with exclusive_node():
         try:
             add_bridge(teardown)
-            try:
-                plane = start_control_plane(address=NODE_IP)
-            except Unavailable as missing:
-                _unavailable(f"no control-plane binaries ({missing})")
-            teardown.push("control plane", plane.stop)
-            teardown.push("control plane dir", lambda: shutil.rmtree(plane.workdir, True))
+            plane = control_plane_or_skip(NODE_IP)
+            teardown.push("control plane", lambda: stop_control_plane(plane))
             node = Node(plane, node_assets, workdir, teardown)
             node.start()
             yield Cluster(plane, node)
