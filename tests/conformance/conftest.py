@@ -6,6 +6,7 @@ these fixtures hand each test a fresh driver of each kind on one frozen clock.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import asyncpg
@@ -38,6 +39,58 @@ async def driver(
     postgres = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
     yield postgres
     await postgres.close()
+
+
+@pytest.fixture
+async def other_driver(
+    driver: JobDriver, clock: FrozenClock, postgres_dsn: str
+) -> AsyncIterator[JobDriver]:
+    """A second, empty store of the test driver's kind on the same clock (Postgres: another
+    schema): where a drain moves the test driver's runs to."""
+    if driver.name == "memory":
+        from ferry.drivers import memory_job_driver
+
+        memory = memory_job_driver(clock=clock)
+        yield memory
+        await memory.close()
+        return
+    from ferry.drivers import postgres_job_driver
+
+    schema = f"ferry_t_{uuid.uuid4().hex[:12]}"
+    postgres = postgres_job_driver(postgres_dsn, schema=schema, clock=clock)
+    yield postgres
+    await postgres.close()
+    connection = await asyncpg.connect(postgres_dsn)
+    try:
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await connection.close()
+
+
+Reopen = Callable[[], Awaitable[JobDriver]]
+
+
+@pytest.fixture
+async def reopen(
+    driver: JobDriver, clock: FrozenClock, postgres_dsn: str, pg_schema: str
+) -> AsyncIterator[Reopen]:
+    """A new driver on the test driver's store, as a process starting after a crash gets.
+    The memory store is its driver object (nothing of it outlives a crash), so there the
+    same driver is handed back."""
+    opened: list[JobDriver] = []
+
+    async def reopen() -> JobDriver:
+        if driver.name == "memory":
+            return driver
+        from ferry.drivers import postgres_job_driver
+
+        fresh = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
+        opened.append(fresh)
+        return fresh
+
+    yield reopen
+    for fresh in opened:
+        await fresh.close()
 
 
 @pytest.fixture

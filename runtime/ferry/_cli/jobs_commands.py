@@ -9,6 +9,7 @@ from typing import Any
 from ferry._admin import operations
 from ferry._admin.filters import FILTER_WORDS, instant
 from ferry._admin.overview import DEFAULT_WINDOW_MS
+from ferry._cli import drain_command
 from ferry._cli.database import add_database_options, open_driver
 from ferry._cli.envelope import Outcome
 from ferry._cli.tables import fields, table
@@ -16,7 +17,6 @@ from ferry._duration import to_ms
 from ferry._preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
 from ferry.drivers._postgres import PostgresJobDriver
 from ferry.drivers.protocol import JOB_STATES, RunDetail
-from ferry.errors import FerryError
 
 Command = Callable[[argparse.Namespace, PostgresJobDriver], Awaitable[Outcome]]
 
@@ -59,10 +59,7 @@ def register(subparsers: Any) -> None:
     stats.add_argument("--window", default="5m", help="throughput window (default 5m)")
     bind_driver_command(stats, ["jobs", "stats"], queue_stats)
 
-    drain = commands.add_parser("drain", help="(planned) move queued runs to another driver")
-    add_database_options(drain)
-    drain.add_argument("--to", default=None)
-    drain.set_defaults(handler=refuse_drain, command_path=["jobs", "drain"])
+    drain_command.register(commands)
 
 
 def bind_driver_command(parser: argparse.ArgumentParser, path: list[str], command: Command) -> None:
@@ -213,15 +210,4 @@ async def queue_stats(args: argparse.Namespace, driver: PostgresJobDriver) -> Ou
         f"{len(queues)} queue(s)",
         operations.stats_json(window_ms, queues),
         text=text,
-    )
-
-
-async def refuse_drain(args: argparse.Namespace) -> Outcome:
-    """Answers before touching the queue: with Postgres the one durable driver there is
-    nowhere to drain to, and a drain into a process-local driver would lose every job."""
-    raise FerryError(
-        "X_NOT_IMPLEMENTED",
-        "`ferry jobs drain` is planned: Postgres is the one durable driver, so there is "
-        "nowhere to drain to",
-        "list what is queued with `ferry jobs ls --json`",
     )

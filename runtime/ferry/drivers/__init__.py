@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 from ferry.drivers.protocol import JobDriver, RunFilter
 
 if TYPE_CHECKING:
+    from ferry.drivers._from_url import job_driver_from_url
     from ferry.drivers._memory import MemoryJobDriver, memory_job_driver
     from ferry.drivers._postgres import PostgresJobDriver, postgres_job_driver
 
 _LAZY = {
+    "job_driver_from_url": "ferry.drivers._from_url",
     "MemoryJobDriver": "ferry.drivers._memory",
     "memory_job_driver": "ferry.drivers._memory",
     "PostgresJobDriver": "ferry.drivers._postgres",
@@ -37,6 +39,7 @@ __all__ = [
     "MemoryJobDriver",
     "PostgresJobDriver",
     "RunFilter",
+    "job_driver_from_url",
     "memory_job_driver",
     "postgres_job_driver",
 ]

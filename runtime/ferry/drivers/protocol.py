@@ -25,7 +25,7 @@ from ferry._clock import Clock
 JsonValue: TypeAlias = Any
 """A value with a JSON form (checked by ``ferry._payload``; ``Any`` for mypy's sake)."""
 
-JobState = Literal["queued", "running", "sleeping", "completed", "dead", "cancelled"]
+JobState = Literal["queued", "running", "sleeping", "completed", "dead", "cancelled", "moving"]
 JOB_STATES: tuple[JobState, ...] = (
     "queued",
     "running",
@@ -33,7 +33,10 @@ JOB_STATES: tuple[JobState, ...] = (
     "completed",
     "dead",
     "cancelled",
+    "moving",
 )
+"""Every state a run can be in. ``moving``: reserved by ``ferry jobs drain`` on its way to
+another store (``RunTransfer``): no worker claims it, and only a drain finishes it."""
 NackOutcome = Literal["retry", "dead", "interrupted", "sleep", "deferred", "cancelled"]
 
 
@@ -315,6 +318,61 @@ class RunLatency:
     latency_ms: int
     """``finished_at_ms - run_at_ms`` (never below 0): the wait in the queue since the run
     last became due, plus its last attempt."""
+
+
+# --- values: moving runs between stores -------------------------------------------------
+
+MovableState = Literal["queued", "dead"]
+"""The states a drain moves a run out of (and into, on the target)."""
+
+ImportOutcome = Literal["imported", "present", "collision"]
+
+
+@dataclass(frozen=True, slots=True)
+class MovedRun:
+    """One run as a drain carries it between stores: everything a faithful move keeps.
+
+    The fields a run never changes after its enqueue — ``name``, ``queue``, ``payload``,
+    ``created_at_ms`` (and the key) — are its identity across stores: ``import_runs`` calls
+    a run already on the target with equal ones the same run.
+    """
+
+    id: str
+    """Its id on the store it was reserved on (the target gives it its own)."""
+    name: str
+    queue: str
+    payload: JsonValue
+    idempotency_key: str
+    state: MovableState
+    """What it was before the reservation, and is on the target."""
+    attempts: int
+    max_attempts: int
+    priority: int
+    run_at_ms: int
+    tenant: str | None
+    actor: str | None
+    concurrency_key: str | None
+    last_error: JobError | None
+    progress: Progress | None
+    created_at_ms: int
+    finished_at_ms: int | None
+    """Set on a dead run (when it died); None on a queued one."""
+    steps: Sequence[StepRecord] = ()
+    """Its completed steps in the order they ran: the target replays them, never reruns."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What became of one ``MovedRun`` on the target, and the target run holding its key.
+
+    ``imported``: written now. ``present``: the same run (equal identity, see ``MovedRun``)
+    was already there — an earlier, interrupted drain copied it. ``collision``: a different
+    run holds the key (or a run that is itself ``moving`` off this store); nothing was
+    written and the drain must not remove the source's run.
+    """
+
+    outcome: ImportOutcome
+    job_id: str
 
 
 # --- values: scheduler, outbox, webhooks, backfills -------------------------------------
@@ -627,6 +685,57 @@ class BackfillLedger(Protocol):
         ...
 
 
+class RunTransfer(Protocol):
+    """Moving runs from one store to another (``ferry jobs drain``), so that a crash between
+    any two calls loses nothing and leaves nothing runnable twice.
+
+    Per batch: ``reserve`` on the source (the runs turn ``moving``: no worker claims them,
+    and no crash gives them back), ``import_runs`` on the target (answers once the copies
+    are committed there), then ``remove`` on the source, fenced on the reservation. A drain
+    that dies at any point is finished by rerunning it to the same target: its ``reserve``
+    takes the ``moving`` runs over, the re-import answers ``present``, the remove lands.
+    """
+
+    async def reserve(
+        self,
+        drain_id: str,
+        *,
+        target: str,
+        limit: int,
+        queues: Sequence[str] | None = None,
+        include_dead: bool = False,
+    ) -> list[MovedRun]:
+        """Atomically turn up to ``limit`` runs ``moving``, held by ``drain_id`` for
+        ``target`` (the target's ``JobDriver.location``), and answer them with their steps.
+
+        Taken first: runs already ``moving`` to ``target`` held by another drain id (an
+        interrupted drain's, whatever its filters); then ``queued`` runs (due or not) in
+        claim order, then — with ``include_dead`` — ``dead`` ones; both only of ``queues``
+        when given. Never taken: ``running``, ``sleeping``, ``completed``, ``cancelled``
+        runs, runs ``moving`` to another target, runs ``drain_id`` already holds. The
+        reservation does not lapse; ``get_run`` shows ``drain_id`` as ``locked_by``."""
+        ...
+
+    async def import_runs(self, runs: Sequence[MovedRun]) -> list[ImportResult]:
+        """Write ``runs`` (with their steps, each run with its steps in one transaction) in
+        the state, attempts, error, instants and steps they carry; answers in order, only
+        once what it wrote is committed. Idempotent: a second import of a run answers
+        ``present`` and changes nothing. A key held by a different run, or by a ``moving``
+        run, is a ``collision`` and leaves both untouched."""
+        ...
+
+    async def remove(self, drain_id: str, job_ids: Sequence[str]) -> list[str]:
+        """Delete the runs (and their steps) that are still ``moving`` under ``drain_id``;
+        answers the ids deleted. A run another drain took over, or that is not ``moving``,
+        is left alone."""
+        ...
+
+    async def release(self, drain_id: str, job_ids: Sequence[str]) -> list[str]:
+        """Put the runs still ``moving`` under ``drain_id`` back in the state they had
+        (``queued`` runs claimable again); answers the ids released."""
+        ...
+
+
 # --- the driver -------------------------------------------------------------------------
 
 
@@ -655,6 +764,16 @@ class JobDriver(Protocol):
     def max_payload_bytes(self) -> int:
         """The largest payload, in bytes of UTF-8 JSON text, the facade lets through to this
         driver (``max_payload_bytes=`` where the driver is built)."""
+        ...
+
+    @property
+    def location(self) -> str | None:
+        """Where this driver's runs live, as a URL with no credentials that two drivers
+        built for the same store answer alike (``postgresql://host:5432/db?schema=ferry``);
+        None when they live only in this process, which is what makes a store not durable
+        (``ferry jobs drain`` refuses one). It names a drain's target on the runs reserved
+        for it; another name for the same server is not recognised here, which is why
+        ``RunTransfer.import_runs`` treats a ``moving`` run as a collision."""
         ...
 
     @property
@@ -690,6 +809,11 @@ class JobDriver(Protocol):
     @property
     def backfills(self) -> BackfillLedger | None:
         """Backfill checkpoints; ``None`` runs a backfill with no bookkeeping."""
+        ...
+
+    @property
+    def transfer(self) -> RunTransfer:
+        """Reserve, import and remove runs: how ``ferry jobs drain`` moves a queue."""
         ...
 
     def wake(self) -> QueueWake:

@@ -8,7 +8,7 @@ from ferry._jobs.facade import set_job_driver
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import ClaimOptions
 
-from .conftest import Ferry, cli_env, golden
+from .conftest import Ferry, golden
 
 
 async def test_jobs_ls_lists_runs_newest_first_in_the_envelope(
@@ -182,14 +182,3 @@ async def test_queues_pause_stops_claims_until_resume(
     assert ferry("queues", "resume", "later", "--json").envelope["data"]["paused"] is False
     assert len(await seeded.claim(ClaimOptions("w1", 30_000, 10, queues=["later"]))) == 1
 
-
-async def test_jobs_drain_answers_not_implemented_before_touching_any_database(
-    ferry: Ferry, postgres_dsn: str, pg_schema: str
-) -> None:
-    env = cli_env(postgres_dsn, pg_schema)
-    env["DATABASE_URL"] = "postgresql://nobody@127.0.0.1:1/none"
-    result = ferry("jobs", "drain", "--to", "memory", "--json", env=env)
-    assert result.code == 1
-    [finding] = result.envelope["findings"]
-    assert finding["code"] == "X_NOT_IMPLEMENTED"
-    assert "ferry jobs ls --json" in finding["fix"]

@@ -19,6 +19,7 @@ from ferry.drivers._memory.outbox import MemoryOutbox
 from ferry.drivers._memory.runs import Run, Runs
 from ferry.drivers._memory.scheduler import MemorySchedulerStore
 from ferry.drivers._memory.steps import MemoryStepStore
+from ferry.drivers._memory.transfer import MemoryTransfer
 from ferry.drivers._memory.wake import MemoryWake
 from ferry.drivers._memory.webhooks import MemoryWebhookLedger
 from ferry.drivers.protocol import (
@@ -67,6 +68,7 @@ class MemoryJobDriver(DerivedCalls):
         self._outbox = MemoryOutbox(self._clock)
         self._webhooks = MemoryWebhookLedger()
         self._wake = MemoryWake()
+        self._transfer = MemoryTransfer(self._runs, self._steps, self._clock, self._wake.notify)
 
     @property
     def name(self) -> str:
@@ -79,6 +81,11 @@ class MemoryJobDriver(DerivedCalls):
     @property
     def max_payload_bytes(self) -> int:
         return self._max_payload_bytes
+
+    @property
+    def location(self) -> None:
+        """None: the runs live in this process only (``ferry jobs drain`` refuses it)."""
+        return None
 
     @property
     def steps(self) -> MemoryStepStore:
@@ -107,6 +114,10 @@ class MemoryJobDriver(DerivedCalls):
     @property
     def backfills(self) -> MemoryBackfillLedger:
         return self._backfills
+
+    @property
+    def transfer(self) -> MemoryTransfer:
+        return self._transfer
 
     def wake(self) -> MemoryWake:
         return self._wake
@@ -150,8 +161,7 @@ class MemoryJobDriver(DerivedCalls):
             created_at_ms=now,
             updated_at_ms=now,
         )
-        self._runs.by_id[run.id] = run
-        self._runs.by_key[run.idempotency_key] = run.id
+        self._runs.add(run)
         return EnqueueResult(run.id, deduplicated=False)
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:

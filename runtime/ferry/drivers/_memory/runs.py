@@ -10,6 +10,7 @@ from ferry.drivers.protocol import (
     JobError,
     JobState,
     JsonValue,
+    MovableState,
     Progress,
     RunSummary,
 )
@@ -43,6 +44,10 @@ class Run:
     progress: Progress | None = None
     finished_at_ms: int | None = None
     cancel_requested_at_ms: int | None = None
+    moving_from: MovableState | None = None
+    """While ``moving``: the state the run had before a drain reserved it."""
+    moving_to: str | None = None
+    """While ``moving``: the location of the store the drain moves it to."""
 
     def held_by(self, worker_id: str, now_ms: int) -> bool:
         """The lease fence (``ferry.drivers.settle.holds_lease``) on this run."""
@@ -112,8 +117,14 @@ class Runs:
     paused: set[str] = field(default_factory=set)
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
+    def add(self, run: Run) -> None:
+        """Store a new run under its id and idempotency key."""
+        self.by_id[run.id] = run
+        self.by_key[run.idempotency_key] = run.id
+
     def forget(self, run: Run) -> None:
-        """Drop a pruned run; its idempotency key is free again, as in the durable drivers."""
+        """Drop a pruned (or moved) run; its idempotency key is free again, as in the
+        durable drivers."""
         del self.by_id[run.id]
         if self.by_key.get(run.idempotency_key) == run.id:
             del self.by_key[run.idempotency_key]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from ferry.drivers.protocol import StepRecord
 
@@ -27,6 +27,10 @@ class MemoryStepStore:
         """The run's steps in the order they started."""
         return sorted(self._records.get(job_id, {}).values(), key=lambda s: s.started_at_ms)
 
+    def put(self, job_id: str, steps: Sequence[StepRecord]) -> None:
+        """Store the steps a run brought from another store (unfenced: it is not running)."""
+        self._records[job_id] = {step.name: step for step in steps}
+
     def forget(self, job_id: str) -> None:
-        """Drop a pruned run's steps."""
+        """Drop a pruned or moved run's steps."""
         self._records.pop(job_id, None)

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from typing import Any
 
 # The facade's own serialisation: the SQL casts the text to jsonb, so no connection needs
 # a codec, and a payload the facade already serialised is stored as it is.
 from ferry._payload import json_text
 from ferry.drivers.protocol import JobError, JsonValue, Progress
 
-__all__ = ["from_json_text", "job_error_of", "json_text", "progress_of", "run_pk"]
+__all__ = ["array_columns", "from_json_text", "job_error_of", "json_text", "progress_of", "run_pk"]
 
 _BIGINT_MAX = 2**63 - 1
+
+
+def array_columns(rows: Iterable[tuple[Any, ...]]) -> list[list[Any]]:
+    """Rows turned into one list per column: the arrays a batch statement unnests."""
+    return [list(column) for column in zip(*rows, strict=True)]
 
 
 def from_json_text(text: str | None) -> JsonValue:

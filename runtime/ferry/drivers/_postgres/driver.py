@@ -8,7 +8,7 @@ Read the statements themselves in ``sql/queries``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import asyncpg
@@ -18,6 +18,7 @@ from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._postgres.backfills import PostgresBackfillLedger
 from ferry.drivers._postgres.columns import (
+    array_columns,
     from_json_text,
     json_text,
     progress_columns,
@@ -26,9 +27,11 @@ from ferry.drivers._postgres.columns import (
 from ferry.drivers._postgres.database import Database, Pool
 from ferry.drivers._postgres.introspect import PostgresIntrospection
 from ferry.drivers._postgres.leases import PostgresLeaseStore
+from ferry.drivers._postgres.location import pool_location, store_location
 from ferry.drivers._postgres.outbox import PostgresOutbox
 from ferry.drivers._postgres.scheduler import PostgresSchedulerStore
 from ferry.drivers._postgres.steps import PostgresStepStore
+from ferry.drivers._postgres.transfer import PostgresTransfer
 from ferry.drivers._postgres.wake import ChannelWake, Listener
 from ferry.drivers._postgres.webhooks import PostgresWebhookLedger
 from ferry.drivers.protocol import (
@@ -81,6 +84,12 @@ class PostgresJobDriver(DerivedCalls):
         self._scheduler = PostgresSchedulerStore(self._db)
         self._outbox = PostgresOutbox(self._db, lambda: self._channel(queries.outbox_channel))
         self._webhooks = PostgresWebhookLedger(self._db)
+        self._transfer = PostgresTransfer(self._db)
+        self._location = (
+            store_location(target, queries.schema)
+            if isinstance(target, str)
+            else pool_location(target, queries.schema)
+        )
 
     @property
     def name(self) -> str:
@@ -98,6 +107,10 @@ class PostgresJobDriver(DerivedCalls):
     @property
     def max_payload_bytes(self) -> int:
         return self._max_payload_bytes
+
+    @property
+    def location(self) -> str:
+        return self._location
 
     @property
     def steps(self) -> PostgresStepStore:
@@ -126,6 +139,10 @@ class PostgresJobDriver(DerivedCalls):
     @property
     def webhooks(self) -> PostgresWebhookLedger:
         return self._webhooks
+
+    @property
+    def transfer(self) -> PostgresTransfer:
+        return self._transfer
 
     async def open(self) -> None:
         """Connect and apply pending migrations; every other method does this first."""
@@ -156,7 +173,7 @@ class PostgresJobDriver(DerivedCalls):
         runs: dict[str, EnqueueResult] = {}
         pending = [requests[i] for i in first.values()]
         while pending:
-            columns = _columns(map(_enqueue_row, pending))
+            columns = array_columns(map(_enqueue_row, pending))
             written = await session.fetch(
                 self._db.queries["enqueue"], *columns, self._clock.now_ms()
             )
@@ -204,7 +221,7 @@ class PostgresJobDriver(DerivedCalls):
         landed: set[int] = set()
         if sent:
             now = self._clock.now_ms()
-            columns = _columns(_settle_row(pk, settle, now) for pk, settle in sent)
+            columns = array_columns(_settle_row(pk, settle, now) for pk, settle in sent)
             settled = await pool.fetch(
                 self._db.queries["settle"],
                 *columns,
@@ -226,7 +243,7 @@ class PostgresJobDriver(DerivedCalls):
         ]
         renewed: dict[int, bool] = {}
         if sent:
-            columns = _columns(
+            columns = array_columns(
                 (pk, o.worker_id, now + o.lease_ms, *progress_columns(o.progress)) for pk, o in sent
             )
             rows = await pool.fetch(self._db.queries["heartbeat"], *columns, now)
@@ -294,11 +311,6 @@ class PostgresJobDriver(DerivedCalls):
                 "connection=conn inside `async with conn.transaction():`",
             )
         return connection
-
-
-def _columns(rows: Iterable[tuple[Any, ...]]) -> list[list[Any]]:
-    """Rows turned into one list per column: the arrays a batch statement unnests."""
-    return [list(column) for column in zip(*rows, strict=True)]
 
 
 def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:

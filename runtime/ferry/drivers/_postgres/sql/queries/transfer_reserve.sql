@@ -1,0 +1,55 @@
+-- Reserve up to $3 runs for drain $1 moving them to store $2 (see RunTransfer.reserve):
+-- they turn `moving`, which the claim never reads, with no lease to lapse. $4 restricts
+-- queues (NULL: any), $5 also takes dead runs, $6 is now.
+-- Taken in this order: runs an earlier drain left `moving` to the same store, then queued
+-- runs in claim order, then dead ones. Each branch is its own ordered index scan
+-- (jobs_moving, jobs_claim_order, jobs_dead_order) that stops after $3 rows; the lock is
+-- taken on the outer scan, which re-checks the state on the row's newest version, so a run
+-- a worker claimed (or another drain reserved) in between is skipped, never taken twice.
+WITH candidates AS (
+    (SELECT id, 0 AS rank FROM {schema}.jobs
+     WHERE state = 'moving' AND moving_to = $2 AND locked_by <> $1
+     ORDER BY moving_to, id LIMIT $3)
+    UNION ALL
+    (SELECT id, 1 FROM {schema}.jobs
+     WHERE state = 'queued' AND ($4::text[] IS NULL OR queue = ANY ($4::text[]))
+     ORDER BY priority DESC, run_at_ms, id LIMIT $3)
+    UNION ALL
+    (SELECT id, 2 FROM {schema}.jobs
+     WHERE $5::boolean AND state = 'dead' AND ($4::text[] IS NULL OR queue = ANY ($4::text[]))
+     ORDER BY finished_at_ms, id LIMIT $3)
+),
+picked AS (
+    SELECT j.id
+    FROM {schema}.jobs AS j
+    JOIN (SELECT id, rank FROM candidates ORDER BY rank, id LIMIT $3) AS c ON c.id = j.id
+    WHERE (j.state = 'moving' AND j.moving_to = $2 AND j.locked_by <> $1)
+       OR (j.state = 'queued' AND ($4::text[] IS NULL OR j.queue = ANY ($4::text[])))
+       OR ($5::boolean AND j.state = 'dead' AND ($4::text[] IS NULL OR j.queue = ANY ($4::text[])))
+    FOR UPDATE OF j SKIP LOCKED
+),
+reserved AS (
+    UPDATE {schema}.jobs AS j
+    SET moving_from = CASE WHEN j.state = 'moving' THEN j.moving_from ELSE j.state END,
+        state = 'moving',
+        moving_to = $2,
+        locked_by = $1,
+        lease_expires_at_ms = NULL,
+        updated_at_ms = $6
+    FROM picked
+    WHERE j.id = picked.id
+    RETURNING j.*
+)
+SELECT r.id::text, r.name, r.queue, r.payload::text, r.idempotency_key, r.moving_from,
+       r.attempts, r.max_attempts, r.priority, r.run_at_ms, r.tenant, r.actor,
+       r.concurrency_key, r.last_error_code, r.last_error_message, r.progress_current,
+       r.progress_total, r.created_at_ms, r.finished_at_ms,
+       (SELECT coalesce(json_agg(json_build_object(
+                    'name', s.name, 'kind', s.kind, 'result', s.result,
+                    'started_at_ms', s.started_at_ms, 'finished_at_ms', s.finished_at_ms,
+                    'wake_at_ms', s.wake_at_ms
+                ) ORDER BY s.started_at_ms, s.seq), '[]')::text
+        FROM {schema}.steps AS s
+        WHERE s.job_id = r.id) AS steps
+FROM reserved AS r
+ORDER BY r.id
