@@ -2,7 +2,8 @@
 
 A driver owns every stored thing: runs and their batched claim/settle/renewal, steps,
 concurrency slots, the scheduler's leadership and last ticks, the outbox, the webhook
-ledger, the backfill ledger, introspection and retention. It opens one pool and one
+ledger, the backfill ledger, introspection, retention, and moving runs to another store
+(``RunTransfer``, what ``ferry jobs drain`` runs on). It opens one pool and one
 LISTEN session (where its store has one) and hands the stores out as properties; nothing
 outside ``ferry.drivers`` opens a database. Memory and Postgres implement all of it, and
 ``tests/conformance`` runs every behaviour — the worker's real claim and settle path

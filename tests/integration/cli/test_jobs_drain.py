@@ -1,0 +1,231 @@
+"""``ferry jobs drain`` as a real process between two real stores: what moves, what stays,
+what it refuses before touching anything, and how a rerun finishes an interrupted drain."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+
+from ferry._jobs.facade import set_job_driver
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
+from ferry.drivers.protocol import ClaimOptions, NackOptions, RunFilter
+
+from .conftest import Ferry, cli_env, golden
+
+UNREACHABLE = "postgresql://nobody:secret@127.0.0.1:1/none"
+
+
+@pytest.fixture
+async def target(postgres_dsn: str) -> AsyncIterator[PostgresJobDriver]:
+    """An empty store in a schema of its own on the test server: where the drain moves to."""
+    schema = f"ferry_t_{uuid.uuid4().hex[:12]}"
+    driver = postgres_job_driver(postgres_dsn, schema=schema)
+    yield driver
+    await driver.close()
+    connection = await asyncpg.connect(postgres_dsn)
+    try:
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await connection.close()
+
+
+@pytest.fixture
+async def new_database(postgres_dsn: str) -> AsyncIterator[str]:
+    """The DSN of a freshly created, empty database on the test server: a new PostgreSQL."""
+    name = f"ferry_new_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(postgres_dsn)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        yield urlunsplit(urlsplit(postgres_dsn)._replace(path=f"/{name}"))
+        await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+def drain_into(target: PostgresJobDriver, dsn: str, *args: str) -> list[str]:
+    """The command line of a drain from the test's schema into ``target``."""
+    return ["jobs", "drain", "--to", dsn, "--to-schema", target.schema, *args]
+
+
+def total(envelope: dict[str, Any], *names: str) -> tuple[int, ...]:
+    return tuple(envelope["data"]["total"][name] for name in names)
+
+
+async def states(driver: PostgresJobDriver) -> dict[str, str]:
+    """Every run of ``driver`` as idempotency key -> state."""
+    found = {}
+    for run in await driver.introspect.list_runs(RunFilter(limit=500)):
+        detail = await driver.introspect.get_run(run.id)
+        assert detail is not None
+        found[detail.idempotency_key] = run.state
+    return found
+
+
+async def test_a_drain_moves_queued_and_dead_runs_to_a_new_database_faithfully(
+    ferry: Ferry, seeded: PostgresJobDriver, new_database: str
+) -> None:
+    [dead] = await seeded.introspect.list_runs(RunFilter(state="dead"))
+    before = await seeded.introspect.get_run(dead.id)
+    result = ferry(
+        "jobs", "drain", "--to", new_database, "--include-dead", "--batch", "1", "--json"
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    envelope = result.envelope
+    golden("jobs_drain", envelope)
+    assert total(envelope, "reserved", "imported", "present", "removed") == (2, 2, 0, 2)
+    assert [b["removed"] for b in envelope["data"]["batches"]] == [1, 1], "--batch 1"
+    assert envelope["data"]["left_on_source"] == dict.fromkeys(
+        ["queued", "dead", "moving", "running", "sleeping"], 0
+    )
+    assert envelope["data"]["to"] == (
+        postgres_job_driver(new_database, schema=seeded.schema).location
+    )
+    assert await states(seeded) == {"greet:ada": "completed"}
+    moved = postgres_job_driver(new_database, schema=seeded.schema)
+    try:
+        assert await states(moved) == {"greet:bob": "dead", "greet:cyd": "queued"}
+        [copy_summary] = await moved.introspect.list_runs(RunFilter(state="dead"))
+        copy = await moved.introspect.get_run(copy_summary.id)
+        assert copy is not None and before is not None
+        assert (copy.summary.attempts, copy.summary.last_error, copy.summary.created_at_ms) == (
+            before.summary.attempts,
+            before.summary.last_error,
+            before.summary.created_at_ms,
+        )
+        assert [(s.name, s.result) for s in copy.steps] == [
+            (s.name, s.result) for s in before.steps
+        ]
+    finally:
+        await moved.close()
+
+
+async def test_running_and_sleeping_runs_stay_and_dead_ones_move_only_with_the_flag(
+    ferry: Ferry, seeded: PostgresJobDriver, target: PostgresJobDriver, postgres_dsn: str
+) -> None:
+    from cli_app import greet
+
+    previous = set_job_driver(seeded)
+    try:
+        await greet.enqueue({"name": "dan"})
+        await greet.enqueue({"name": "eve"})
+    finally:
+        set_job_driver(previous)
+    running, sleeping = await seeded.claim(ClaimOptions("w", 600_000, limit=2))
+    far = seeded.clock.now_ms() + 86_400_000
+    await seeded.nack(sleeping.id, NackOptions("w", "sleep", run_at_ms=far))
+    result = ferry(*drain_into(target, postgres_dsn))
+    assert result.code == 0, result.stdout + result.stderr
+    assert "left on the source: 0 queued, 1 dead, 0 moving, 1 running, 1 sleeping" in result.stdout
+    assert await states(seeded) == {
+        "greet:ada": "completed",
+        "greet:bob": "dead",
+        running.idempotency_key: "running",
+        sleeping.idempotency_key: "sleeping",
+    }
+    assert await states(target) == {"greet:eve": "queued"}
+
+
+async def test_a_drain_moves_only_the_named_queues(
+    ferry: Ferry, seeded: PostgresJobDriver, target: PostgresJobDriver, postgres_dsn: str
+) -> None:
+    result = ferry(*drain_into(target, postgres_dsn, "--queue", "default", "--json"))
+    assert result.code == 0 and total(result.envelope, "removed") == (0,)
+    assert "greet:cyd" in await states(seeded)
+    result = ferry(*drain_into(target, postgres_dsn, "--queue", "later", "--json"))
+    assert total(result.envelope, "removed") == (1,)
+    assert await states(target) == {"greet:cyd": "queued"}
+
+
+async def test_a_rerun_finishes_what_an_interrupted_drain_left_reserved_or_copied(
+    ferry: Ferry, seeded: PostgresJobDriver, target: PostgresJobDriver, postgres_dsn: str
+) -> None:
+    """The two places a drain can die with work outstanding: after the reservation (the
+    run is only on the source, ``moving``) and after the copy committed (on both). The
+    rerun needs no --include-dead: it finishes every run reserved for its target."""
+    reserved = await seeded.transfer.reserve(
+        "drain:crashed", target=target.location, limit=10, include_dead=True
+    )
+    listed = ferry("jobs", "ls", "--state", "moving", "--json").envelope["data"]["runs"]
+    assert sorted(run["id"] for run in listed) == sorted(run.id for run in reserved)
+    stats = ferry("jobs", "stats", "--json").envelope["data"]["queues"]
+    assert {q["queue"]: q["counts"]["moving"] for q in stats} == {"default": 1, "later": 1}
+    assert await seeded.claim(ClaimOptions("w", 1_000)) == [], "no worker takes them meanwhile"
+    [dead] = [run for run in reserved if run.state == "dead"]
+    await target.transfer.import_runs([dead])  # committed there; the remove never ran
+
+    result = ferry(*drain_into(target, postgres_dsn, "--json"))
+    assert result.code == 0, result.stdout + result.stderr
+    assert total(result.envelope, "reserved", "imported", "present", "removed") == (2, 1, 1, 2)
+    assert await states(seeded) == {"greet:ada": "completed"}
+    assert await states(target) == {"greet:cyd": "queued", "greet:bob": "dead"}
+
+
+async def test_a_key_the_target_gives_to_a_different_run_is_reported_and_not_moved(
+    ferry: Ferry, seeded: PostgresJobDriver, target: PostgresJobDriver, postgres_dsn: str
+) -> None:
+    from cli_app import greet
+
+    previous = set_job_driver(target)
+    try:
+        theirs = await greet.enqueue({"name": "cyd"})  # the app already enqueued it there
+    finally:
+        set_job_driver(previous)
+    result = ferry(*drain_into(target, postgres_dsn, "--include-dead", "--json"))
+    assert result.code == 1
+    envelope = result.envelope
+    [finding] = envelope["findings"]
+    assert finding["code"] == "X_DRAIN_KEY_COLLISION" and "greet:cyd" in finding["message"]
+    [collision] = envelope["data"]["collisions"]
+    assert (collision["idempotency_key"], collision["target_id"]) == ("greet:cyd", theirs.job_id)
+    assert total(envelope, "removed", "collisions") == (1, 1)
+    assert envelope["data"]["released"] == 1
+    assert await states(seeded) == {"greet:ada": "completed", "greet:cyd": "queued"}
+    assert await states(target) == {"greet:cyd": "queued", "greet:bob": "dead"}
+    human = ferry(*drain_into(target, postgres_dsn))
+    assert human.code == 1
+    assert "left on the source" in human.stdout and "X_DRAIN_KEY_COLLISION" in human.stdout
+
+
+@pytest.mark.parametrize(
+    ("source", "to", "code", "words"),
+    [
+        (UNREACHABLE, "memory://", "X_DRAIN_NOT_DURABLE", "lost when this command exits"),
+        ("memory://", UNREACHABLE, "X_DRAIN_NOT_DURABLE", "nothing there to move"),
+        (UNREACHABLE, UNREACHABLE.replace("secret", "other"), "X_DRAIN_SAME_STORE", "only copy"),
+        (UNREACHABLE, "mysql://u:secret@h/db", "X_DB_URL_INVALID", '"mysql://"'),
+    ],
+)
+def test_a_drain_refuses_before_touching_any_database(
+    ferry: Ferry, postgres_dsn: str, source: str, to: str, code: str, words: str
+) -> None:
+    result = ferry("jobs", "drain", "--from", source, "--to", to, "--json")
+    assert result.code == 1
+    [finding] = result.envelope["findings"]
+    assert finding["code"] == code and words in finding["message"]
+    assert "secret" not in result.stdout
+    golden("refused", result.envelope)
+
+
+async def test_an_unreachable_target_is_refused_before_anything_is_reserved(
+    ferry: Ferry, seeded: PostgresJobDriver
+) -> None:
+    result = ferry("jobs", "drain", "--to", UNREACHABLE, "--json")
+    assert result.code == 1
+    [finding] = result.envelope["findings"]
+    assert finding["code"] == "X_DB_UNREACHABLE" and "127.0.0.1:1" in finding["message"]
+    assert "secret" not in result.stdout
+    assert await seeded.introspect.list_runs(RunFilter(state="moving")) == []
+
+
+def test_a_drain_needs_a_source_and_a_whole_batch(ferry: Ferry, postgres_dsn: str) -> None:
+    env = {**cli_env(postgres_dsn, "ferry"), "DATABASE_URL": ""}
+    unset = ferry("jobs", "drain", "--to", postgres_dsn, "--json", env=env)
+    assert unset.envelope["findings"][0]["code"] == "X_DRIVER_UNSET"
+    assert "--from" in unset.envelope["findings"][0]["fix"]
+    batch = ferry("jobs", "drain", "--to", "memory://", "--batch", "0", "--json")
+    assert batch.envelope["findings"][0]["code"] == "X_INVARIANT"
