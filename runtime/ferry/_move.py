@@ -11,7 +11,9 @@ starts: that store dies with the command, and with it every run removed from the
 
 A run whose key the target already gives to a different run is a collision: it is held
 ``moving`` until the drain ends (so the next reserve does not offer it again) and then put
-back where it was on the source, and reported.
+back where it was on the source, and reported. A batch in which every run collided stops
+the drain: the collisions need a person's decision, and a target that is the source under
+another name collides on every run.
 """
 
 from __future__ import annotations
@@ -20,10 +22,16 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ferry.drivers.protocol import JobDriver
 
 logger = logging.getLogger("ferry.move")
+
+StopReason = Literal["collisions", "contended"]
+"""A batch removed nothing from the source, so the drain stopped: every run in it collided
+(a target that already holds these keys — or the source itself under another name), or
+another drain to the same target took over every run it copied before its remove."""
 
 COLLISIONS_LISTED = 100
 """How many collisions a report names one by one (all are counted)."""
@@ -75,8 +83,8 @@ class MoveReport:
     batches: list[BatchReport] = field(default_factory=list)
     collisions: list[Collision] = field(default_factory=list)
     released: int = 0
-    contended: bool = False
-    """Stopped because another drain to the same target keeps taking runs over."""
+    stopped: StopReason | None = None
+    """Why the drain stopped before the source ran out of runs to move, if it did."""
 
     def total(self) -> BatchReport:
         return BatchReport(
@@ -126,8 +134,6 @@ async def move_runs(
             for run, answer in zip(runs, answers, strict=True)
             if answer.outcome == "collision"
         ]
-        # Reserved again although already held: another drain took them and lost them back.
-        contended = not copied and all(run.id in held for run in runs)
         held |= {c.source_id: c for c in collided}
         done = BatchReport(
             reserved=len(runs),
@@ -140,8 +146,8 @@ async def move_runs(
         )
         report.batches.append(done)
         logger.info("jobs.drain.batch", extra={"drain_id": drain_id, **done.to_json()})
-        if contended:
-            report.contended = True
+        if not removed:  # a batch that moves nothing would be followed by more of the same
+            report.stopped = "contended" if copied else "collisions"
             break
     if held:
         report.released = len(await source.transfer.release(drain_id, list(held)))

@@ -4,6 +4,8 @@ idempotent and reports a key held by a different run; a remove is fenced on the 
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
 from ferry._clock import FrozenClock
@@ -13,6 +15,7 @@ from ferry.drivers.protocol import (
     AckOptions,
     ClaimOptions,
     EnqueueRequest,
+    ImportResult,
     JobDriver,
     JobError,
     MovedRun,
@@ -325,3 +328,68 @@ async def test_moved_runs_carry_every_field_a_faithful_move_needs(
         claimed.max_attempts,
         claimed.attempt,
     ) == ("acme", "user-7", "transfer.job:acct-1", 9, 1)
+
+
+async def test_a_drain_stops_at_a_batch_in_which_every_run_collides_and_puts_them_back(
+    driver: JobDriver, other_driver: JobDriver, clock: FrozenClock
+) -> None:
+    for key in ("k1", "k2", "k3"):
+        await enqueue(driver, key)
+    clock.advance("1s")
+    for key in ("k1", "k2", "k3"):
+        await enqueue(other_driver, key)  # the target already holds every key
+    report = await move_runs(driver, other_driver, drain_id="drain", batch=2)
+    assert report.stopped == "collisions"
+    assert [(b.reserved, b.collisions, b.removed) for b in report.batches] == [(2, 2, 0)]
+    assert report.released == 2
+    assert [run.state for run in await driver.introspect.list_runs(RunFilter())] == ["queued"] * 3
+
+
+class Target:
+    """A target as a drain sees it (its location and its ``import_runs``), named alike for
+    every drain of a test; with ``thief``, another drain to the same target takes over
+    every run the source has reserved for it each time a drain imports (and never
+    finishes them itself)."""
+
+    def __init__(self, target: JobDriver, source: JobDriver, *, thief: bool = False) -> None:
+        self._target = target
+        self._source = source
+        self._thief = thief
+        self.location = target.location or "process-local:the-target"
+        self.transfer = self
+
+    async def import_runs(self, runs: list[MovedRun]) -> list[ImportResult]:
+        if self._thief:
+            await self._source.transfer.reserve("thief", target=self.location, limit=100)
+        return list(await self._target.transfer.import_runs(runs))
+
+
+async def keys_of(driver: JobDriver) -> dict[str, str]:
+    """Every run of ``driver`` as idempotency key -> state."""
+    found = {}
+    for run in await driver.introspect.list_runs(RunFilter()):
+        detail = await driver.introspect.get_run(run.id)
+        assert detail is not None
+        found[detail.idempotency_key] = run.state
+    return found
+
+
+async def test_a_drain_whose_runs_another_drain_takes_over_stops_and_a_rerun_finishes(
+    driver: JobDriver, other_driver: JobDriver, clock: FrozenClock
+) -> None:
+    await enqueue(driver, "clash")
+    await enqueue(driver, "fresh")
+    clock.advance("1s")
+    await enqueue(other_driver, "clash")
+    contended = cast(JobDriver, Target(other_driver, driver, thief=True))
+    report = await move_runs(driver, contended, drain_id="drain", batch=10)
+    assert report.stopped == "contended"
+    [batch] = report.batches
+    assert (batch.imported, batch.collisions, batch.removed, batch.taken_over) == (1, 1, 0, 1)
+    assert report.released == 0, "the other drain holds the clash now"
+    assert await keys_of(driver) == {"clash": "moving", "fresh": "moving"}, "nothing lost"
+    plain = cast(JobDriver, Target(other_driver, driver))
+    rerun = await move_runs(driver, plain, drain_id="rerun", batch=10)
+    assert (rerun.total().present, rerun.total().removed, rerun.released) == (1, 1, 1)
+    assert await keys_of(driver) == {"clash": "queued"}
+    assert await keys_of(other_driver) == {"clash": "queued", "fresh": "queued"}

@@ -176,6 +176,7 @@ def _data(
             for c in report.collisions[:COLLISIONS_LISTED]
         ],
         "released": report.released,
+        "stopped": report.stopped,
         "left_on_source": left,
     }
 
@@ -199,17 +200,24 @@ def _outcome(
             f"{c.source_id} (key {c.idempotency_key!r}: run {c.target_id} there)"
             for c in report.collisions[:5]
         )
+        stopped = (
+            "; the drain stopped at a batch in which every run collided (is --to this "
+            "store under another name?)"
+            if report.stopped == "collisions"
+            else ""
+        )
         findings.append(
             FerryError(
                 "X_DRAIN_KEY_COLLISION",
                 f"{len(report.collisions)} run(s) were not moved: the target gives their "
                 f"idempotency key to a different run — {listed}"
-                + (" …" if len(report.collisions) > 5 else ""),
+                + (" …" if len(report.collisions) > 5 else "")
+                + stopped,
                 "they are back on the source as they were; compare each pair with `ferry jobs "
                 "show` on both stores, cancel the one you do not want, then drain again",
             ).to_dict()
         )
-    if report.contended:
+    if report.stopped == "contended":
         findings.append(
             FerryError(
                 "X_DRAIN_CONTENDED",
@@ -218,6 +226,15 @@ def _outcome(
                 "let the other drain finish, then run this one again (it finishes what is left)",
             ).to_dict()
         )
+    still_moving = (
+        [
+            f"{left['moving']:,} run(s) are still reserved (moving) on the source: another "
+            "drain holds them, or a session of an interrupted one still locks them; run the "
+            "drain again to finish them"
+        ]
+        if left["moving"]
+        else []
+    )
     text = "\n".join(
         [
             summary,
@@ -237,6 +254,7 @@ def _outcome(
                 ],
             ),
             "left on the source: " + ", ".join(f"{n:,} {state}" for state, n in left.items()),
+            *still_moving,
         ]
     )
     return Outcome(

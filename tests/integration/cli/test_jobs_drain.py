@@ -229,3 +229,31 @@ def test_a_drain_needs_a_source_and_a_whole_batch(ferry: Ferry, postgres_dsn: st
     assert "--from" in unset.envelope["findings"][0]["fix"]
     batch = ferry("jobs", "drain", "--to", "memory://", "--batch", "0", "--json")
     assert batch.envelope["findings"][0]["code"] == "X_INVARIANT"
+
+
+def alias_of(dsn: str) -> str | None:
+    """Another spelling of ``dsn`` that reaches the same server but reads as another store:
+    a socket directory with a trailing slash, or localhost by its address."""
+    parts = urlsplit(dsn)
+    if "host=/" in parts.query:
+        return urlunsplit(parts._replace(query=parts.query.replace("host=/", "host=//", 1)))
+    if parts.hostname == "localhost":
+        return dsn.replace("localhost", "127.0.0.1", 1)
+    return None
+
+
+async def test_a_drain_into_its_own_store_under_another_name_moves_nothing_and_loses_nothing(
+    ferry: Ferry, seeded: PostgresJobDriver, postgres_dsn: str
+) -> None:
+    alias = alias_of(postgres_dsn)
+    if alias is None:
+        pytest.skip("no second spelling of this DATABASE_URL to test with")
+    before = await states(seeded)
+    result = ferry("jobs", "drain", "--to", alias, "--include-dead", "--json")
+    assert result.code == 1, result.stdout + result.stderr
+    envelope = result.envelope
+    assert envelope["data"]["from"] != envelope["data"]["to"], "the URL check cannot tell"
+    [finding] = envelope["findings"]
+    assert finding["code"] == "X_DRAIN_KEY_COLLISION" and "another name" in finding["message"]
+    assert (envelope["data"]["stopped"], *total(envelope, "removed")) == ("collisions", 0)
+    assert await states(seeded) == before
