@@ -49,3 +49,12 @@ def test_an_error_that_echoes_the_password_is_scrubbed() -> None:
 def test_a_bug_is_not_mistaken_for_an_unreachable_database() -> None:
     assert refusal_for(KeyError("x"), DSN) is None
     assert refusal_for(asyncpg.UndefinedTableError("no such table"), DSN) is None
+
+
+def test_a_connection_lost_inside_a_transaction_is_read_off_the_rollbacks_complaint() -> None:
+    closed = asyncpg.InterfaceError("cannot call Transaction.__aexit__(): connection is closed")
+    closed.__context__ = asyncpg.AdminShutdownError("terminating connection (admin command)")
+    refusal = refusal_for(closed, DSN)
+    assert refusal is not None and refusal.code == "X_DB_UNREACHABLE"
+    assert "AdminShutdownError" in refusal.message
+    assert refusal_for(asyncpg.InterfaceError("misuse"), DSN) is None

@@ -209,8 +209,8 @@ def _outcome(
         findings.append(
             FerryError(
                 "X_DRAIN_KEY_COLLISION",
-                f"{len(report.collisions)} run(s) were not moved: the target gives their "
-                f"idempotency key to a different run — {listed}"
+                f"{len(report.collisions)} run(s) were not moved ({total.removed:,} others "
+                f"were): the target gives their idempotency key to a different run — {listed}"
                 + (" …" if len(report.collisions) > 5 else "")
                 + stopped,
                 "they are back on the source as they were; compare each pair with `ferry jobs "
@@ -275,17 +275,19 @@ def _stopped(
     report: MoveReport,
     error: FerryError,
 ) -> Outcome:
-    """A drain cut short by a store that failed: what it moved, and that a rerun finishes."""
+    """A drain cut short by a store that failed: the refusal, what moved before it, and
+    that a rerun finishes (it takes over what this drain had reserved)."""
     total = report.total()
-    summary = (
-        f"the drain stopped after {len(report.batches)} batch(es) ({total.removed:,} run(s) "
-        f"moved): {error.message}; run it again to finish — it takes over what this one "
-        "had reserved"
+    stopped = FerryError(
+        error.code,
+        f"{error.message} — the drain stopped after {len(report.batches)} batch(es), "
+        f"{total.removed:,} run(s) moved",
+        f"{error.fix}; then run the drain again: it finishes what this one had reserved",
     )
     return Outcome(
         "jobs drain",
-        summary,
+        stopped.message,
         _data(args, source_at, target_at, drain_id, report, None),
-        findings=[error.to_dict()],
+        findings=[stopped.to_dict()],
         ok=False,
     )

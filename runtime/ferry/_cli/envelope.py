@@ -52,8 +52,6 @@ class Outcome:
         elif self.ok:
             stream.write((self.text if self.text is not None else self.summary) + "\n")
         else:
-            if self.text is not None:  # what a partly done command did, before why it failed
-                stream.write(self.text + "\n")
             for finding in self.findings:
                 stream.write(f"{finding['code']}: {finding['message']}\nfix: {finding['fix']}\n")
         return 0 if self.ok else 1

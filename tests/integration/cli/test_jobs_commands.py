@@ -181,4 +181,3 @@ async def test_queues_pause_stops_claims_until_resume(
     assert await seeded.claim(ClaimOptions("w1", 30_000, 10, queues=["later"])) == []
     assert ferry("queues", "resume", "later", "--json").envelope["data"]["paused"] is False
     assert len(await seeded.claim(ClaimOptions("w1", 30_000, 10, queues=["later"]))) == 1
-

@@ -3,19 +3,24 @@ what it refuses before touching anything, and how a rerun finishes an interrupte
 
 from __future__ import annotations
 
+import asyncio
+import json
+import sys
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+from role_process import eventually
 
 from ferry._jobs.facade import set_job_driver
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
-from ferry.drivers.protocol import ClaimOptions, NackOptions, RunFilter
+from ferry.drivers.protocol import ClaimOptions, EnqueueRequest, NackOptions, RunFilter
 
-from .conftest import Ferry, cli_env, golden
+from .conftest import REPO, Ferry, cli_env, golden
 
 UNREACHABLE = "postgresql://nobody:secret@127.0.0.1:1/none"
 
@@ -188,7 +193,7 @@ async def test_a_key_the_target_gives_to_a_different_run_is_reported_and_not_mov
     assert await states(target) == {"greet:cyd": "queued", "greet:bob": "dead"}
     human = ferry(*drain_into(target, postgres_dsn))
     assert human.code == 1
-    assert "left on the source" in human.stdout and "X_DRAIN_KEY_COLLISION" in human.stdout
+    assert human.stdout.startswith("X_DRAIN_KEY_COLLISION: 1 run(s) were not moved (0 others")
 
 
 @pytest.mark.parametrize(
@@ -257,3 +262,77 @@ async def test_a_drain_into_its_own_store_under_another_name_moves_nothing_and_l
     assert finding["code"] == "X_DRAIN_KEY_COLLISION" and "another name" in finding["message"]
     assert (envelope["data"]["stopped"], *total(envelope, "removed")) == ("collisions", 0)
     assert await states(seeded) == before
+
+
+async def test_a_target_lost_mid_drain_stops_it_with_what_moved_and_a_rerun_finishes(
+    ferry: Ferry,
+    seeded: PostgresJobDriver,
+    target: PostgresJobDriver,
+    postgres_dsn: str,
+    tmp_path: Path,
+) -> None:
+    """The target's session is terminated (a failover, a restart) in the middle of an
+    import: held there by a table lock, so the failure lands inside a statement."""
+    await seeded.enqueue_many(
+        [
+            EnqueueRequest("cli.greet", "bulk", {"name": f"n{n}"}, f"bulk:{n}", 2)
+            for n in range(3_000)
+        ]
+    )
+    await target.open()
+    separator = "&" if "?" in postgres_dsn else "?"
+    tagged = f"{postgres_dsn}{separator}application_name=drain-target-under-test"
+    out_path, err_path = tmp_path / "drain.out", tmp_path / "drain.err"
+    with out_path.open("w") as out, err_path.open("w") as err:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "ferry",
+            *drain_into(target, tagged, "--batch", "10", "--json"),
+            env=cli_env(postgres_dsn, seeded.schema),
+            cwd=REPO,
+            stdout=out,
+            stderr=err,
+        )
+        admin = await asyncpg.connect(postgres_dsn)
+        try:
+            jobs = f'"{target.schema}".jobs'
+
+            async def moved_some() -> bool:
+                assert process.returncode is None, err_path.read_text()
+                return bool(await admin.fetchval(f"SELECT count(*) > 0 FROM {jobs}"))
+
+            await eventually(moved_some, within_s=60, what="the first batch on the target")
+            async with admin.transaction():
+                await admin.execute(f"LOCK TABLE {jobs} IN ACCESS EXCLUSIVE MODE")
+                waiting = (
+                    "SELECT pid FROM pg_stat_activity WHERE application_name = $1 "
+                    "AND wait_event_type = 'Lock'"
+                )
+
+                async def import_waits() -> bool:
+                    return bool(await admin.fetch(waiting, "drain-target-under-test"))
+
+                await eventually(import_waits, within_s=60, what="the next import to wait")
+                await admin.execute(
+                    f"SELECT pg_terminate_backend(pid) FROM ({waiting}) AS w",
+                    "drain-target-under-test",
+                )
+        finally:
+            await admin.close()
+        assert await asyncio.wait_for(process.wait(), 120) == 1, err_path.read_text()
+    envelope = json.loads(out_path.read_text())
+    [finding] = envelope["findings"]
+    assert finding["code"] == "X_DB_UNREACHABLE" and "the drain stopped after" in finding["message"]
+    assert "run the drain again" in finding["fix"]
+    moved = envelope["data"]["total"]["removed"]
+    assert 0 < moved < 3_001
+    assert envelope["data"]["left_on_source"] is None
+    stuck = await seeded.introspect.list_runs(RunFilter(state="moving"))
+    assert len(stuck) == 10, "the batch in flight stays reserved for the rerun"
+
+    rerun = ferry(*drain_into(target, postgres_dsn, "--json"))
+    assert rerun.code == 0, rerun.stdout + rerun.stderr
+    assert moved + total(rerun.envelope, "removed")[0] == 3_001
+    assert sum(sum(q.counts.values()) for q in await target.stats()) == 3_001
+    assert await states(seeded) == {"greet:ada": "completed", "greet:bob": "dead"}

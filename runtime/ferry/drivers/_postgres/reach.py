@@ -63,6 +63,10 @@ def refusal_for(error: BaseException, dsn: str | None) -> FerryError | None:
             f"the database URL cannot be read: {_url_problem(error, dsn)}",
             _URL_FIX,
         )
+    if isinstance(error, asyncpg.InterfaceError) and error.__context__ is not None:
+        # A connection lost inside `async with connection.transaction()` surfaces as the
+        # rollback's complaint that the connection is closed; what closed it is the context.
+        return refusal_for(error.__context__, dsn)
     if not isinstance(error, _UNREACHABLE):
         return None
     where = f" at {redacted(dsn)}" if dsn else ""
