@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import asyncpg
 import pytest
@@ -34,12 +34,25 @@ def postgres_dsn() -> Iterator[str]:
 
 
 @pytest.fixture
-async def pg_schema(postgres_dsn: str) -> AsyncIterator[str]:
-    """A fresh, empty schema name for this test; dropped afterwards."""
-    schema = f"ferry_t_{uuid.uuid4().hex[:12]}"
-    yield schema
+async def new_pg_schema(postgres_dsn: str) -> AsyncIterator[Callable[[], str]]:
+    """Fresh, empty schema names on demand (a test with a second store needs two); every
+    one handed out is dropped afterwards."""
+    schemas: list[str] = []
+
+    def new() -> str:
+        schemas.append(f"ferry_t_{uuid.uuid4().hex[:12]}")
+        return schemas[-1]
+
+    yield new
     connection = await asyncpg.connect(postgres_dsn)
     try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        for schema in schemas:
+            await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     finally:
         await connection.close()
+
+
+@pytest.fixture
+def pg_schema(new_pg_schema: Callable[[], str]) -> str:
+    """A fresh, empty schema name for this test; dropped afterwards."""
+    return new_pg_schema()

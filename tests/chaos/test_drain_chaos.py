@@ -9,9 +9,8 @@ import random
 import signal
 import sys
 import time
-import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,20 +52,14 @@ KEPT = """idempotency_key, name, queue, payload::text, state, attempts, max_atte
 
 
 @pytest.fixture
-async def stores(postgres_dsn: str) -> AsyncIterator[tuple[PostgresJobDriver, str]]:
+async def stores(
+    postgres_dsn: str, new_pg_schema: Callable[[], str]
+) -> AsyncIterator[tuple[PostgresJobDriver, str]]:
     """The source driver (seeded by the test) and the target's schema name."""
-    source_schema = f"ferry_t_{uuid.uuid4().hex[:12]}"
-    target_schema = f"ferry_t_{uuid.uuid4().hex[:12]}"
-    source = postgres_job_driver(postgres_dsn, schema=source_schema)
+    source = postgres_job_driver(postgres_dsn, schema=new_pg_schema())
     await source.open()
-    yield source, target_schema
+    yield source, new_pg_schema()
     await source.close()
-    connection = await asyncpg.connect(postgres_dsn)
-    try:
-        for schema in (source_schema, target_schema):
-            await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
 
 
 def request(key: str, n: int, *, run_at_ms: int) -> EnqueueRequest:

@@ -6,7 +6,6 @@ these fixtures hand each test a fresh driver of each kind on one frozen clock.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import asyncpg
@@ -43,7 +42,7 @@ async def driver(
 
 @pytest.fixture
 async def other_driver(
-    driver: JobDriver, clock: FrozenClock, postgres_dsn: str
+    driver: JobDriver, clock: FrozenClock, postgres_dsn: str, new_pg_schema: Callable[[], str]
 ) -> AsyncIterator[JobDriver]:
     """A second, empty store of the test driver's kind on the same clock (Postgres: another
     schema): where a drain moves the test driver's runs to."""
@@ -56,15 +55,9 @@ async def other_driver(
         return
     from ferry.drivers import postgres_job_driver
 
-    schema = f"ferry_t_{uuid.uuid4().hex[:12]}"
-    postgres = postgres_job_driver(postgres_dsn, schema=schema, clock=clock)
+    postgres = postgres_job_driver(postgres_dsn, schema=new_pg_schema(), clock=clock)
     yield postgres
     await postgres.close()
-    connection = await asyncpg.connect(postgres_dsn)
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
 
 
 Reopen = Callable[[], Awaitable[JobDriver]]

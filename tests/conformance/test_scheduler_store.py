@@ -22,10 +22,7 @@ async def test_of_many_nodes_racing_for_an_expired_lease_exactly_one_wins(
 ) -> None:
     assert await store.acquire_leadership("old", now_ms=START, ttl_ms=TTL)
     won = await asyncio.gather(  # concurrent statements, on separate pooled connections
-        *(
-            store.acquire_leadership(f"node-{n}", now_ms=START + TTL, ttl_ms=TTL)
-            for n in range(6)
-        )
+        *(store.acquire_leadership(f"node-{n}", now_ms=START + TTL, ttl_ms=TTL) for n in range(6))
     )
     assert won.count(True) == 1
     lease = await store.leader(now_ms=START + TTL)

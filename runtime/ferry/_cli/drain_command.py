@@ -20,7 +20,7 @@ from ferry._identity import new_worker_id
 from ferry._move import COLLISIONS_LISTED, MoveReport, move_runs
 from ferry._names import check_name
 from ferry.drivers import job_driver_from_url
-from ferry.drivers._postgres.reach import refusal_for
+from ferry.drivers._postgres.reach import connection_refusals, refusal_for
 from ferry.drivers.protocol import JobDriver, JobState, RunFilter
 from ferry.errors import FerryError
 
@@ -129,15 +129,8 @@ def _durable(driver: JobDriver, option: str) -> str:
 async def _reach(driver: JobDriver, url: str) -> None:
     """Connect (and migrate) now: the first call on a driver opens it; a failure names
     which of the two stores it was."""
-    try:
+    with connection_refusals(url):
         await driver.introspect.list_runs(RunFilter(limit=1))
-    except FerryError:
-        raise
-    except Exception as error:
-        refusal = refusal_for(error, url)
-        if refusal is None:
-            raise
-        raise refusal from None
 
 
 async def _left(source: JobDriver, queues: Sequence[str] | None) -> dict[JobState, int]:

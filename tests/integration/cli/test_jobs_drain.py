@@ -7,7 +7,7 @@ import asyncio
 import json
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -26,17 +26,13 @@ UNREACHABLE = "postgresql://nobody:secret@127.0.0.1:1/none"
 
 
 @pytest.fixture
-async def target(postgres_dsn: str) -> AsyncIterator[PostgresJobDriver]:
+async def target(
+    postgres_dsn: str, new_pg_schema: Callable[[], str]
+) -> AsyncIterator[PostgresJobDriver]:
     """An empty store in a schema of its own on the test server: where the drain moves to."""
-    schema = f"ferry_t_{uuid.uuid4().hex[:12]}"
-    driver = postgres_job_driver(postgres_dsn, schema=schema)
+    driver = postgres_job_driver(postgres_dsn, schema=new_pg_schema())
     yield driver
     await driver.close()
-    connection = await asyncpg.connect(postgres_dsn)
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
 
 
 @pytest.fixture
@@ -61,18 +57,18 @@ def total(envelope: dict[str, Any], *names: str) -> tuple[int, ...]:
     return tuple(envelope["data"]["total"][name] for name in names)
 
 
-async def states(driver: PostgresJobDriver) -> dict[str, str]:
-    """Every run of ``driver`` as idempotency key -> state."""
-    found = {}
-    for run in await driver.introspect.list_runs(RunFilter(limit=500)):
-        detail = await driver.introspect.get_run(run.id)
-        assert detail is not None
-        found[detail.idempotency_key] = run.state
-    return found
+async def states(dsn: str, schema: str) -> dict[str, str]:
+    """Every run in ``schema`` of ``dsn`` as idempotency key -> state, read in SQL."""
+    connection = await asyncpg.connect(dsn)
+    try:
+        rows = await connection.fetch(f'SELECT idempotency_key, state FROM "{schema}".jobs')
+    finally:
+        await connection.close()
+    return {row["idempotency_key"]: row["state"] for row in rows}
 
 
 async def test_a_drain_moves_queued_and_dead_runs_to_a_new_database_faithfully(
-    ferry: Ferry, seeded: PostgresJobDriver, new_database: str
+    ferry: Ferry, seeded: PostgresJobDriver, new_database: str, postgres_dsn: str
 ) -> None:
     [dead] = await seeded.introspect.list_runs(RunFilter(state="dead"))
     before = await seeded.introspect.get_run(dead.id)
@@ -90,10 +86,13 @@ async def test_a_drain_moves_queued_and_dead_runs_to_a_new_database_faithfully(
     assert envelope["data"]["to"] == (
         postgres_job_driver(new_database, schema=seeded.schema).location
     )
-    assert await states(seeded) == {"greet:ada": "completed"}
+    assert await states(postgres_dsn, seeded.schema) == {"greet:ada": "completed"}
     moved = postgres_job_driver(new_database, schema=seeded.schema)
     try:
-        assert await states(moved) == {"greet:bob": "dead", "greet:cyd": "queued"}
+        assert await states(new_database, seeded.schema) == {
+            "greet:bob": "dead",
+            "greet:cyd": "queued",
+        }
         [copy_summary] = await moved.introspect.list_runs(RunFilter(state="dead"))
         copy = await moved.introspect.get_run(copy_summary.id)
         assert copy is not None and before is not None
@@ -126,13 +125,13 @@ async def test_running_and_sleeping_runs_stay_and_dead_ones_move_only_with_the_f
     result = ferry(*drain_into(target, postgres_dsn))
     assert result.code == 0, result.stdout + result.stderr
     assert "left on the source: 0 queued, 1 dead, 0 moving, 1 running, 1 sleeping" in result.stdout
-    assert await states(seeded) == {
+    assert await states(postgres_dsn, seeded.schema) == {
         "greet:ada": "completed",
         "greet:bob": "dead",
         running.idempotency_key: "running",
         sleeping.idempotency_key: "sleeping",
     }
-    assert await states(target) == {"greet:eve": "queued"}
+    assert await states(postgres_dsn, target.schema) == {"greet:eve": "queued"}
 
 
 async def test_a_drain_moves_only_the_named_queues(
@@ -140,10 +139,10 @@ async def test_a_drain_moves_only_the_named_queues(
 ) -> None:
     result = ferry(*drain_into(target, postgres_dsn, "--queue", "default", "--json"))
     assert result.code == 0 and total(result.envelope, "removed") == (0,)
-    assert "greet:cyd" in await states(seeded)
+    assert "greet:cyd" in await states(postgres_dsn, seeded.schema)
     result = ferry(*drain_into(target, postgres_dsn, "--queue", "later", "--json"))
     assert total(result.envelope, "removed") == (1,)
-    assert await states(target) == {"greet:cyd": "queued"}
+    assert await states(postgres_dsn, target.schema) == {"greet:cyd": "queued"}
 
 
 async def test_a_rerun_finishes_what_an_interrupted_drain_left_reserved_or_copied(
@@ -166,8 +165,8 @@ async def test_a_rerun_finishes_what_an_interrupted_drain_left_reserved_or_copie
     result = ferry(*drain_into(target, postgres_dsn, "--json"))
     assert result.code == 0, result.stdout + result.stderr
     assert total(result.envelope, "reserved", "imported", "present", "removed") == (2, 1, 1, 2)
-    assert await states(seeded) == {"greet:ada": "completed"}
-    assert await states(target) == {"greet:cyd": "queued", "greet:bob": "dead"}
+    assert await states(postgres_dsn, seeded.schema) == {"greet:ada": "completed"}
+    assert await states(postgres_dsn, target.schema) == {"greet:cyd": "queued", "greet:bob": "dead"}
 
 
 async def test_a_key_the_target_gives_to_a_different_run_is_reported_and_not_moved(
@@ -189,8 +188,11 @@ async def test_a_key_the_target_gives_to_a_different_run_is_reported_and_not_mov
     assert (collision["idempotency_key"], collision["target_id"]) == ("greet:cyd", theirs.job_id)
     assert total(envelope, "removed", "collisions") == (1, 1)
     assert envelope["data"]["released"] == 1
-    assert await states(seeded) == {"greet:ada": "completed", "greet:cyd": "queued"}
-    assert await states(target) == {"greet:cyd": "queued", "greet:bob": "dead"}
+    assert await states(postgres_dsn, seeded.schema) == {
+        "greet:ada": "completed",
+        "greet:cyd": "queued",
+    }
+    assert await states(postgres_dsn, target.schema) == {"greet:cyd": "queued", "greet:bob": "dead"}
     human = ferry(*drain_into(target, postgres_dsn))
     assert human.code == 1
     assert human.stdout.startswith("X_DRAIN_KEY_COLLISION: 1 run(s) were not moved (0 others")
@@ -253,7 +255,7 @@ async def test_a_drain_into_its_own_store_under_another_name_moves_nothing_and_l
     alias = alias_of(postgres_dsn)
     if alias is None:
         pytest.skip("no second spelling of this DATABASE_URL to test with")
-    before = await states(seeded)
+    before = await states(postgres_dsn, seeded.schema)
     result = ferry("jobs", "drain", "--to", alias, "--include-dead", "--json")
     assert result.code == 1, result.stdout + result.stderr
     envelope = result.envelope
@@ -261,7 +263,7 @@ async def test_a_drain_into_its_own_store_under_another_name_moves_nothing_and_l
     [finding] = envelope["findings"]
     assert finding["code"] == "X_DRAIN_KEY_COLLISION" and "another name" in finding["message"]
     assert (envelope["data"]["stopped"], *total(envelope, "removed")) == ("collisions", 0)
-    assert await states(seeded) == before
+    assert await states(postgres_dsn, seeded.schema) == before
 
 
 async def test_a_target_lost_mid_drain_stops_it_with_what_moved_and_a_rerun_finishes(
@@ -335,4 +337,7 @@ async def test_a_target_lost_mid_drain_stops_it_with_what_moved_and_a_rerun_fini
     assert rerun.code == 0, rerun.stdout + rerun.stderr
     assert moved + total(rerun.envelope, "removed")[0] == 3_001
     assert sum(sum(q.counts.values()) for q in await target.stats()) == 3_001
-    assert await states(seeded) == {"greet:ada": "completed", "greet:bob": "dead"}
+    assert await states(postgres_dsn, seeded.schema) == {
+        "greet:ada": "completed",
+        "greet:bob": "dead",
+    }

@@ -6,12 +6,23 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import asyncpg
+
 # The facade's own serialisation: the SQL casts the text to jsonb, so no connection needs
 # a codec, and a payload the facade already serialised is stored as it is.
 from ferry._payload import json_text
-from ferry.drivers.protocol import JobError, JsonValue, Progress
+from ferry.drivers.protocol import JobError, JsonValue, Progress, StepRecord
 
-__all__ = ["array_columns", "from_json_text", "job_error_of", "json_text", "progress_of", "run_pk"]
+__all__ = [
+    "array_columns",
+    "from_json_text",
+    "job_error_of",
+    "json_text",
+    "progress_of",
+    "run_pk",
+    "step_columns",
+    "step_of",
+]
 
 _BIGINT_MAX = 2**63 - 1
 
@@ -47,3 +58,27 @@ def progress_of(current: int | None, total: int | None) -> Progress | None:
 def job_error_of(code: str | None, message: str | None) -> JobError | None:
     """The stored last error, if the run has one."""
     return None if code is None else JobError(code, message or "")
+
+
+def step_columns(step: StepRecord) -> tuple[str, str, str, int, int, int | None]:
+    """A step as the steps table's columns, from ``name`` to ``wake_at_ms``."""
+    return (
+        step.name,
+        step.kind,
+        json_text(step.result),
+        step.started_at_ms,
+        step.finished_at_ms,
+        step.wake_at_ms,
+    )
+
+
+def step_of(row: asyncpg.Record) -> StepRecord:
+    """A step as ``step_load`` reads it."""
+    return StepRecord(
+        name=row["name"],
+        kind=row["kind"],
+        result=from_json_text(row["result"]),
+        started_at_ms=row["started_at_ms"],
+        finished_at_ms=row["finished_at_ms"],
+        wake_at_ms=row["wake_at_ms"],
+    )

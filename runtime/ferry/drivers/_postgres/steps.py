@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ferry.drivers._postgres.columns import from_json_text, json_text, run_pk
+from ferry.drivers._postgres.columns import run_pk, step_columns, step_of
 from ferry.drivers._postgres.database import Database
 from ferry.drivers.protocol import StepRecord
 
@@ -20,18 +20,8 @@ class PostgresStepStore:
         pool = await self._db.pool()
         if pk is None:
             return {}
-        rows = await pool.fetch(self._db.queries["step_load"], pk)
-        return {
-            row["name"]: StepRecord(
-                name=row["name"],
-                kind=row["kind"],
-                result=from_json_text(row["result"]),
-                started_at_ms=row["started_at_ms"],
-                finished_at_ms=row["finished_at_ms"],
-                wake_at_ms=row["wake_at_ms"],
-            )
-            for row in rows
-        }
+        rows = await pool.fetch(self._db.queries["step_load"], [pk])
+        return {row["name"]: step_of(row) for row in rows}
 
     async def record(self, job_id: str, step: StepRecord, *, worker_id: str) -> bool:
         pk = run_pk(job_id)
@@ -43,11 +33,6 @@ class PostgresStepStore:
             pk,
             worker_id,
             self._db.clock.now_ms(),
-            step.name,
-            step.kind,
-            json_text(step.result),
-            step.started_at_ms,
-            step.finished_at_ms,
-            step.wake_at_ms,
+            *step_columns(step),
         )
         return held

@@ -6,7 +6,6 @@ come from migration 0008.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
@@ -21,6 +20,8 @@ from ferry.drivers._postgres.columns import (
     progress_columns,
     progress_of,
     run_pk,
+    step_columns,
+    step_of,
 )
 from ferry.drivers._postgres.database import Database
 from ferry.drivers.protocol import ImportResult, MovedRun, StepRecord
@@ -53,7 +54,12 @@ class PostgresTransfer:
             include_dead,
             self._db.clock.now_ms(),
         )
-        return [_moved(row) for row in rows]
+        steps: dict[str, list[StepRecord]] = {row["id"]: [] for row in rows}
+        if rows:
+            pks = [int(row["id"]) for row in rows]
+            for step in await pool.fetch(self._db.queries["step_load"], pks):
+                steps[step["job_id"]].append(step_of(step))
+        return [_moved(row, steps[row["id"]]) for row in rows]
 
     async def import_runs(self, runs: Sequence[MovedRun]) -> list[ImportResult]:
         if not runs:
@@ -99,7 +105,7 @@ class PostgresTransfer:
         rows = await connection.fetch(
             self._db.queries["transfer_import"],
             *array_columns(map(_run_row, runs)),
-            *(array_columns(_step_row(key, step) for key, step in steps) or [[]] * 7),
+            *(array_columns((key, *step_columns(step)) for key, step in steps) or [[]] * 7),
             self._db.clock.now_ms(),
         )
         return {row["idempotency_key"]: ImportResult("imported", row["id"]) for row in rows}
@@ -160,19 +166,7 @@ def _run_row(run: MovedRun) -> tuple[Any, ...]:
     )
 
 
-def _step_row(run_key: str, step: StepRecord) -> tuple[Any, ...]:
-    return (
-        run_key,
-        step.name,
-        step.kind,
-        json_text(step.result),
-        step.started_at_ms,
-        step.finished_at_ms,
-        step.wake_at_ms,
-    )
-
-
-def _moved(row: asyncpg.Record) -> MovedRun:
+def _moved(row: asyncpg.Record, steps: list[StepRecord]) -> MovedRun:
     return MovedRun(
         id=row["id"],
         name=row["name"],
@@ -191,5 +185,5 @@ def _moved(row: asyncpg.Record) -> MovedRun:
         progress=progress_of(row["progress_current"], row["progress_total"]),
         created_at_ms=row["created_at_ms"],
         finished_at_ms=row["finished_at_ms"],
-        steps=tuple(StepRecord(**step) for step in json.loads(row["steps"])),
+        steps=tuple(steps),
     )

@@ -1,4 +1,5 @@
--- Every step run $1 has recorded.
-SELECT name, kind, result::text, started_at_ms, finished_at_ms, wake_at_ms
+-- Every step runs $1 have recorded, each run's in the order they ran.
+SELECT job_id::text, name, kind, result::text, started_at_ms, finished_at_ms, wake_at_ms
 FROM {schema}.steps
-WHERE job_id = $1
+WHERE job_id = ANY ($1::bigint[])
+ORDER BY job_id, started_at_ms, seq

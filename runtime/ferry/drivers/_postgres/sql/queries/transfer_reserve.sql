@@ -1,6 +1,7 @@
 -- Reserve up to $3 runs for drain $1 moving them to store $2 (see RunTransfer.reserve):
 -- they turn `moving`, which the claim never reads, with no lease to lapse. $4 restricts
--- queues (NULL: any), $5 also takes dead runs, $6 is now.
+-- queues (NULL: any), $5 also takes dead runs, $6 is now. Their steps are read after
+-- (step_load): a moving run records none, so the two reads cannot disagree.
 -- Taken in this order: runs an earlier drain left `moving` to the same store, then queued
 -- runs in claim order, then dead ones. Each branch is its own ordered index scan
 -- (jobs_moving, jobs_claim_order, jobs_dead_order) that stops after $3 rows; the lock is
@@ -43,13 +44,6 @@ reserved AS (
 SELECT r.id::text, r.name, r.queue, r.payload::text, r.idempotency_key, r.moving_from,
        r.attempts, r.max_attempts, r.priority, r.run_at_ms, r.tenant, r.actor,
        r.concurrency_key, r.last_error_code, r.last_error_message, r.progress_current,
-       r.progress_total, r.created_at_ms, r.finished_at_ms,
-       (SELECT coalesce(json_agg(json_build_object(
-                    'name', s.name, 'kind', s.kind, 'result', s.result,
-                    'started_at_ms', s.started_at_ms, 'finished_at_ms', s.finished_at_ms,
-                    'wake_at_ms', s.wake_at_ms
-                ) ORDER BY s.started_at_ms, s.seq), '[]')::text
-        FROM {schema}.steps AS s
-        WHERE s.job_id = r.id) AS steps
+       r.progress_total, r.created_at_ms, r.finished_at_ms
 FROM reserved AS r
 ORDER BY r.id
