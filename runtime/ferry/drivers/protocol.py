@@ -720,9 +720,10 @@ class RunTransfer(Protocol):
     async def import_runs(self, runs: Sequence[MovedRun]) -> list[ImportResult]:
         """Write ``runs`` (with their steps, each run with its steps in one transaction) in
         the state, attempts, error, instants and steps they carry; answers in order, only
-        once what it wrote is committed. Idempotent: a second import of a run answers
-        ``present`` and changes nothing. A key held by a different run, or by a ``moving``
-        run, is a ``collision`` and leaves both untouched."""
+        once what it wrote is committed, and wakes this store's idle workers for the due
+        queued runs it wrote, as an enqueue does. Idempotent: a second import of a run
+        answers ``present`` and changes nothing. A key held by a different run, or by a
+        ``moving`` run, is a ``collision`` and leaves both untouched."""
         ...
 
     async def remove(self, drain_id: str, job_ids: Sequence[str]) -> list[str]:
@@ -733,7 +734,8 @@ class RunTransfer(Protocol):
 
     async def release(self, drain_id: str, job_ids: Sequence[str]) -> list[str]:
         """Put the runs still ``moving`` under ``drain_id`` back in the state they had
-        (``queued`` runs claimable again); answers the ids released."""
+        (``queued`` runs claimable again, found by the workers' next poll); answers the ids
+        released."""
         ...
 
 

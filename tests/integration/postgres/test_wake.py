@@ -20,6 +20,7 @@ from ferry.drivers._postgres.wake import (
     IDLE_POLL_MAX_WAKE_PROVEN_MS,
     ChannelWake,
 )
+from ferry.drivers.protocol import MovedRun
 
 from .helpers import eventually, send
 
@@ -50,6 +51,36 @@ async def test_a_commit_wakes_a_waiting_worker(driver: PostgresJobDriver) -> Non
     assert driver.wake() is wake  # one session per driver
     waiter = asyncio.create_task(wake.wait(60_000))
     await driver.enqueue(send("wake-up"))
+    assert await asyncio.wait_for(waiter, 10) is True
+
+
+async def test_a_run_moved_in_by_a_drain_wakes_a_waiting_worker(
+    driver: PostgresJobDriver, clock: FrozenClock
+) -> None:
+    wake, _ = await _listening(driver)
+    waiter = asyncio.create_task(wake.wait(60_000))
+    now = clock.now_ms()
+    moved = MovedRun(
+        id="7",
+        name="mail.send",
+        queue="default",
+        payload={"to": "a@b.c"},
+        idempotency_key="moved-in",
+        state="queued",
+        attempts=1,
+        max_attempts=3,
+        priority=0,
+        run_at_ms=now,
+        tenant=None,
+        actor=None,
+        concurrency_key=None,
+        last_error=None,
+        progress=None,
+        created_at_ms=now - 60_000,
+        finished_at_ms=None,
+    )
+    [result] = await driver.transfer.import_runs([moved])
+    assert result.outcome == "imported"
     assert await asyncio.wait_for(waiter, 10) is True
 
 

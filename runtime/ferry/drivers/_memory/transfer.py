@@ -88,8 +88,6 @@ class MemoryTransfer:
             run.moving_from = run.moving_to = run.locked_by = None
             run.updated_at_ms = now
             released.append(run.id)
-        if released:
-            self._notify()
         return released
 
     def _held(self, drain_id: str, job_ids: Sequence[str]) -> list[Run]:
