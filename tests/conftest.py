@@ -1,8 +1,10 @@
-"""Shared fixtures: a real PostgreSQL server for the whole session.
+"""Shared fixtures: a real PostgreSQL server and a real Redis for the whole session.
 
 ``DATABASE_URL`` points the suite at a server you run; without it the suite starts the
 embedded ``pgserver`` PostgreSQL in a temporary directory. Each test that needs the
-database gets a schema of its own, so tests never see each other's rows.
+database gets a schema of its own, so tests never see each other's rows. Likewise
+``REDIS_URL``, else a ``redis-server`` the session starts (``redis_server.py``); each test
+that needs it gets a key prefix of its own, deleted afterwards.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 
 import asyncpg
 import pytest
+from redis_server import RedisServer
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +59,30 @@ async def new_pg_schema(postgres_dsn: str) -> AsyncIterator[Callable[[], str]]:
 def pg_schema(new_pg_schema: Callable[[], str]) -> str:
     """A fresh, empty schema name for this test; dropped afterwards."""
     return new_pg_schema()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A URL of a running Redis (``REDIS_URL`` or one this session starts, AOF on)."""
+    configured = os.environ.get("REDIS_URL")
+    if configured:
+        yield configured
+        return
+    server = RedisServer()
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.remove()
+
+
+@pytest.fixture
+def redis_prefix(redis_url: str) -> Iterator[str]:
+    """A fresh key prefix for this test; its keys are deleted afterwards."""
+    from redis import Redis
+
+    prefix = f"ferry_t_{uuid.uuid4().hex[:12]}"
+    yield prefix
+    with Redis.from_url(redis_url) as client:
+        for key in client.scan_iter(match="{" + prefix + "}:*", count=1_000):
+            client.unlink(key)

@@ -21,11 +21,20 @@ def clock() -> FrozenClock:
     return FrozenClock()
 
 
-@pytest.fixture(params=["memory", "postgres"])
+@pytest.fixture(params=["memory", "postgres", "redis"])
 async def driver(
     request: pytest.FixtureRequest, clock: FrozenClock, postgres_dsn: str, pg_schema: str
 ) -> AsyncIterator[JobDriver]:
-    """A fresh, empty driver of each kind, on the test's frozen clock."""
+    """A fresh, empty driver of each kind, on the test's frozen clock (a schema or a key
+    prefix of its own on the durable ones)."""
+    if request.param == "redis":
+        from ferry.drivers import redis_job_driver
+
+        prefix = request.getfixturevalue("redis_prefix")
+        redis = redis_job_driver(request.getfixturevalue("redis_url"), prefix=prefix, clock=clock)
+        yield redis
+        await redis.close()
+        return
     if request.param == "memory":
         from ferry.drivers import memory_job_driver
 

@@ -214,18 +214,27 @@ async def test_a_body_error_with_unstorable_or_huge_text_still_settles(
     assert len(run.summary.last_error.message) < 5_000
 
 
-@pytest.fixture(params=["memory", "postgres"])
+@pytest.fixture(params=["memory", "postgres", "redis"])
 async def small_driver(
     request: pytest.FixtureRequest, clock: FrozenClock, postgres_dsn: str, pg_schema: str
 ) -> AsyncIterator[JobDriver]:
     """A driver of each kind built with ``max_payload_bytes=100``."""
-    from ferry.drivers import memory_job_driver, postgres_job_driver
+    from ferry.drivers import memory_job_driver, postgres_job_driver, redis_job_driver
 
-    built: JobDriver = (
-        memory_job_driver(clock=clock, max_payload_bytes=100)
-        if request.param == "memory"
-        else postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock, max_payload_bytes=100)
-    )
+    built: JobDriver
+    if request.param == "memory":
+        built = memory_job_driver(clock=clock, max_payload_bytes=100)
+    elif request.param == "postgres":
+        built = postgres_job_driver(
+            postgres_dsn, schema=pg_schema, clock=clock, max_payload_bytes=100
+        )
+    else:
+        built = redis_job_driver(
+            request.getfixturevalue("redis_url"),
+            prefix=request.getfixturevalue("redis_prefix"),
+            clock=clock,
+            max_payload_bytes=100,
+        )
     yield built
     await built.close()
 
@@ -246,11 +255,12 @@ async def test_the_payload_limit_is_the_drivers_own(small_driver: JobDriver) -> 
 def test_a_payload_limit_no_store_keeps_is_refused_where_the_driver_is_built(
     limit: int,
 ) -> None:
-    from ferry.drivers import memory_job_driver, postgres_job_driver
+    from ferry.drivers import memory_job_driver, postgres_job_driver, redis_job_driver
 
     for build in (
         lambda: memory_job_driver(max_payload_bytes=limit),
         lambda: postgres_job_driver("postgresql://h/db", max_payload_bytes=limit),
+        lambda: redis_job_driver("redis://h/0", max_payload_bytes=limit),
     ):
         with pytest.raises(FerryError) as refused:
             build()

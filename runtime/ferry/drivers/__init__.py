@@ -1,7 +1,7 @@
 """Job drivers: where runs are stored. ``set_job_driver`` swaps them without touching jobs.
 
-Each driver loads on first use (``ferry.drivers.postgres_job_driver`` imports asyncpg only
-when touched), so ``import ferry`` loads no database client. ``ferry.drivers.protocol`` is
+Each driver loads on first use (``ferry.drivers.postgres_job_driver`` imports asyncpg and
+``ferry.drivers.redis_job_driver`` imports redis only when touched), so ``import ferry`` loads no database client. ``ferry.drivers.protocol`` is
 the driver protocol: the seam a driver implements and the values that cross it.
 """
 
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ferry.drivers._from_url import job_driver_from_url
     from ferry.drivers._memory import MemoryJobDriver, memory_job_driver
     from ferry.drivers._postgres import PostgresJobDriver, postgres_job_driver
+    from ferry.drivers._redis import RedisJobDriver, redis_job_driver
 
 _LAZY = {
     "job_driver_from_url": "ferry.drivers._from_url",
@@ -23,6 +24,8 @@ _LAZY = {
     "memory_job_driver": "ferry.drivers._memory",
     "PostgresJobDriver": "ferry.drivers._postgres",
     "postgres_job_driver": "ferry.drivers._postgres",
+    "RedisJobDriver": "ferry.drivers._redis",
+    "redis_job_driver": "ferry.drivers._redis",
 }
 
 
@@ -38,8 +41,10 @@ __all__ = [
     "JobDriver",
     "MemoryJobDriver",
     "PostgresJobDriver",
+    "RedisJobDriver",
     "RunFilter",
     "job_driver_from_url",
     "memory_job_driver",
     "postgres_job_driver",
+    "redis_job_driver",
 ]

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import asyncpg
 
+from ferry.drivers._urls import redacted, scrubbed
 from ferry.errors import FerryError
 
 #: Failures that mean "no usable connection to that server", whatever their class.
@@ -27,31 +27,10 @@ _UNREACHABLE = (
     asyncpg.OperatorInterventionError,  # starting up, shutting down
     asyncpg.InsufficientResourcesError,  # too many connections
 )
-_SECRET_PARAMETERS = frozenset({"password", "sslpassword", "passfile", "sslkey"})
 _URL_FIX = (
     "write it as postgresql://user:password@host:5432/database (percent-encode special "
     "characters of the password), in DATABASE_URL or --database-url"
 )
-
-
-def redacted(dsn: str) -> str:
-    """``dsn`` with its password (and any secret query parameter) replaced by ``***``."""
-    try:
-        parts = urlsplit(dsn)
-        netloc = parts.netloc
-        if parts.password is not None:
-            user, _, host = netloc.rpartition("@")
-            netloc = f"{user.partition(':')[0]}:***@{host}"
-        query = urlencode(
-            [
-                (key, "***" if key in _SECRET_PARAMETERS else value)
-                for key, value in parse_qsl(parts.query, keep_blank_values=True)
-            ],
-            safe="/*",
-        )
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    except ValueError:
-        return "the database URL"
 
 
 def refusal_for(error: BaseException, dsn: str | None) -> FerryError | None:
@@ -73,7 +52,7 @@ def refusal_for(error: BaseException, dsn: str | None) -> FerryError | None:
     return FerryError(
         "X_DB_UNREACHABLE",
         f"cannot connect to the database{where}: "
-        f"{type(error).__name__}: {_scrubbed(str(error), dsn)}",
+        f"{type(error).__name__}: {scrubbed(str(error), dsn)}",
         "check DATABASE_URL (or --database-url): the host and port, that the server is up and "
         "reachable from here, and the user, password and database name",
     )
@@ -99,26 +78,9 @@ def _url_problem(error: ValueError, dsn: str | None) -> str:
     unless it is asyncpg's own, scrubbed."""
     text = str(error)
     if isinstance(error, asyncpg.ClientConfigurationError):
-        return _scrubbed(text, dsn)
+        return scrubbed(text, dsn)
     if "int()" in text or "port" in text.lower():
         return "its port is not a number"
     if "IPv6" in text:
         return "an IPv6 host is not closed with ]"
     return f"it is malformed ({type(error).__name__})"
-
-
-def _scrubbed(text: str, dsn: str | None) -> str:
-    """``text`` with every secret of ``dsn`` taken out, should an error echo one."""
-    if not dsn:
-        return text
-    secrets: list[str] = []
-    try:
-        parts = urlsplit(dsn)
-        if parts.password:
-            secrets += [parts.password, unquote(parts.password)]
-        secrets += [v for k, v in parse_qsl(parts.query) if k in _SECRET_PARAMETERS and v]
-    except ValueError:
-        pass
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return text

@@ -3,9 +3,8 @@ committed instead of at its next poll.
 
 The enqueue statement (and the outbox append) carries ``pg_notify``, delivered on commit and
 never on rollback; the driver's one session listens on every channel it has (the queue's
-and the outbox's) and wakes the waiters of each. The wake is an accelerator, never the only
-path: when the session drops, waiters keep polling while it reconnects in the background
-with capped exponential backoff, and the poll interval tightens until it is back.
+and the outbox's) and wakes the waiters of each. Waiting, health and reconnecting are
+``ferry.drivers._wake``'s; this module is the LISTEN session itself.
 """
 
 from __future__ import annotations
@@ -21,70 +20,29 @@ import asyncpg
 from ferry._aio import first_of
 from ferry._clock import Clock
 from ferry.drivers._postgres.database import ListenConnection
+from ferry.drivers._wake import (
+    IDLE_POLL_MAX_MS,
+    IDLE_POLL_MAX_WAKE_PROVEN_MS,
+    PROBE_INTERVAL_MS,
+    RECONNECT_BACKOFF_MS,
+    ChannelWake,
+)
+from ferry.drivers._wake import Listener as _Listener
+
+__all__ = [
+    "IDLE_POLL_MAX_MS",
+    "IDLE_POLL_MAX_WAKE_PROVEN_MS",
+    "RECONNECT_BACKOFF_MS",
+    "ChannelWake",
+    "Listener",
+]
 
 logger = logging.getLogger("ferry.drivers.postgres")
 
-IDLE_POLL_MAX_MS = 2_000
-"""How long an idle waiter waits between polls when no wake is proven."""
-
-IDLE_POLL_MAX_WAKE_PROVEN_MS = 5_000
-"""How long it waits while the wake is proven: a NOTIFY would have woken it sooner."""
-
-RECONNECT_BACKOFF_MS = (100, 10_000)
-"""First and largest delay between reconnect attempts (doubling in between)."""
-
-PROBE_INTERVAL_MS = 30_000
-"""How often an otherwise silent session is asked ``SELECT 1`` to prove it still answers."""
-
 _PROBE_TIMEOUT_S = 5.0
 
-HealthListener = Callable[[bool], None]
 
-
-class ChannelWake:
-    """The waiters of one channel; implements ``QueueWake`` over the driver's session."""
-
-    def __init__(self, listener: Listener, clock: Clock) -> None:
-        self._listener = listener
-        self._clock = clock
-        self._arrived = asyncio.Event()
-        self._unseen = False
-
-    @property
-    def healthy(self) -> bool:
-        """True while the session is connected and listening."""
-        return self._listener.healthy
-
-    @property
-    def idle_poll_ms(self) -> int:
-        """The longest an idle waiter should wait before polling anyway."""
-        return IDLE_POLL_MAX_WAKE_PROVEN_MS if self.healthy else IDLE_POLL_MAX_MS
-
-    def add_health_listener(self, listener: HealthListener) -> None:
-        """Call ``listener(healthy)`` on every change of health (e.g. to set a gauge)."""
-        self._listener.add_health_listener(listener)
-
-    async def wait(self, timeout_ms: int) -> bool:
-        """True once a NOTIFY arrives (or arrived since the last wait); False on timeout."""
-        if self._unseen:
-            self._unseen = False
-            return True
-        arrived = self._arrived
-        await first_of(arrived.wait(), self._clock.sleep_ms(timeout_ms))
-        if arrived.is_set():
-            self._unseen = False
-            return True
-        return False
-
-    def announce(self) -> None:
-        # Each arrival sets the current event (waking every waiter on it) and installs a
-        # fresh one; `_unseen` carries it to a waiter that was busy, not waiting.
-        self._unseen = True
-        self._arrived.set()
-        self._arrived = asyncio.Event()
-
-
-class Listener:
+class Listener(_Listener):
     """The driver's one LISTEN session over all its channels; heals itself."""
 
     def __init__(
@@ -94,66 +52,23 @@ class Listener:
         *,
         clock: Clock,
     ) -> None:
+        super().__init__(channels, clock=clock, logger=logger)
         self._session = session
-        self._clock = clock
-        self.channels = {channel: ChannelWake(self, clock) for channel in channels}
-        self._healthy = False
-        self._health_listeners: list[HealthListener] = []
-        self._task: asyncio.Task[None] | None = None
-
-    @property
-    def healthy(self) -> bool:
-        return self._healthy
-
-    def add_health_listener(self, listener: HealthListener) -> None:
-        self._health_listeners.append(listener)
-
-    def wake(self, channel: str) -> ChannelWake:
-        """The waiters of ``channel``, listening from now on (idempotent)."""
-        if self._task is None:
-            self._task = asyncio.create_task(self._keep_listening(), name="ferry-wake")
-        return self.channels[channel]
-
-    async def close(self) -> None:
-        """Stop listening and hand the session back."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._set_healthy(False)
 
     def _on_notify(self, connection: object, pid: int, channel: str, payload: object) -> None:
-        wake = self.channels.get(channel)
-        if wake is not None:
-            wake.announce()
+        self._arrived(channel)
 
-    async def _keep_listening(self) -> None:
-        failures = 0
-        while True:
+    async def _listen(self) -> None:
+        async with self._session() as connection:
+            lost = asyncio.Event()
+            connection.add_termination_listener(lambda _, lost=lost: lost.set())
+            for channel in self.channels:
+                await connection.add_listener(channel, self._on_notify)
             try:
-                async with self._session() as connection:
-                    lost = asyncio.Event()
-                    connection.add_termination_listener(lambda _, lost=lost: lost.set())
-                    for channel in self.channels:
-                        await connection.add_listener(channel, self._on_notify)
-                    try:
-                        failures = 0
-                        self._set_healthy(True)
-                        # Notifications sent while nobody listened are gone: poll once now.
-                        for wake in self.channels.values():
-                            wake.announce()
-                        await self._watch(connection, lost)
-                    finally:
-                        await _unlisten(connection, list(self.channels), self._on_notify)
-            except Exception as error:  # whatever ended the session, the wake outlives it
-                logger.warning(
-                    "jobs.wake.lost", extra={"error": f"{type(error).__name__}: {error}"}
-                )
-            self._set_healthy(False)
-            initial, ceiling = RECONNECT_BACKOFF_MS
-            await self._clock.sleep_ms(min(initial * 2**failures, ceiling))
-            failures += 1
+                self._listening()
+                await self._watch(connection, lost)
+            finally:
+                await _unlisten(connection, list(self.channels), self._on_notify)
 
     async def _watch(self, connection: ListenConnection, lost: asyncio.Event) -> None:
         """Return when the session drops; raise when it stops answering a probe."""
@@ -161,15 +76,6 @@ class Listener:
             await first_of(lost.wait(), self._clock.sleep_ms(PROBE_INTERVAL_MS))
             if not lost.is_set():
                 await connection.execute("SELECT 1", timeout=_PROBE_TIMEOUT_S)
-
-    def _set_healthy(self, healthy: bool) -> None:
-        if healthy == self._healthy:
-            return
-        self._healthy = healthy
-        if healthy:
-            logger.info("jobs.wake.listening", extra={"channels": sorted(self.channels)})
-        for listener in self._health_listeners:
-            listener(healthy)
 
 
 async def _unlisten(

@@ -1,0 +1,364 @@
+"""``redis_job_driver()``: the durable ``JobDriver`` on Redis, one Lua script per operation.
+
+Enqueue, claim, a batch of settles and a batch of renewals are each one script — atomic on
+the server, one round trip whatever the batch size; instants come from the driver's clock
+as arguments, never from the server's ``TIME``. One client serves every store and one
+pub/sub session every wake-up. Read the scripts themselves in ``lua/``.
+
+Durability is the server's: with ``appendonly yes`` and ``appendfsync always`` an
+acknowledged write survives a crash of the server; with ``everysec`` up to a second of
+writes can be lost (docs/drivers.md). There are no transactions with the application's
+database: ``connection=`` is refused with ``X_DRIVER_NO_TRANSACTIONS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from redis.asyncio import Redis
+
+from ferry._checks import require_count
+from ferry._clock import Clock, SystemClock
+from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
+from ferry.drivers._redis.backfills import RedisBackfillLedger
+from ferry.drivers._redis.codec import from_json_text, json_text, opt, progress_args
+from ferry.drivers._redis.connection import Connection
+from ferry.drivers._redis.introspect import RedisIntrospection
+from ferry.drivers._redis.keyspace import Keyspace, run_id
+from ferry.drivers._redis.leases import RedisLeaseStore
+from ferry.drivers._redis.outbox import RedisOutbox
+from ferry.drivers._redis.scheduler import RedisSchedulerStore
+from ferry.drivers._redis.steps import RedisStepStore
+from ferry.drivers._redis.wake import PubSubListener
+from ferry.drivers._redis.webhooks import RedisWebhookLedger
+from ferry.drivers._wake import ChannelWake
+from ferry.drivers.protocol import (
+    AckOptions,
+    ClaimedJob,
+    ClaimOptions,
+    EnqueueRequest,
+    EnqueueResult,
+    NackOptions,
+    PruneReport,
+    QueueStats,
+    Renewal,
+    RenewalAnswer,
+    RetentionPolicy,
+    Settle,
+)
+from ferry.drivers.settle import CANCELLED_BY_OPERATOR, DerivedCalls, first_of_each, transition
+from ferry.errors import FerryError
+
+
+class RedisJobDriver(DerivedCalls):
+    """Every stored thing of ferry under one Redis key prefix, over one client."""
+
+    def __init__(
+        self, target: str | Redis, *, prefix: str, clock: Clock, max_payload_bytes: int
+    ) -> None:
+        self._clock = clock
+        self._max_payload_bytes = payload_limit(max_payload_bytes)
+        self._keys = Keyspace(prefix)
+        self._connection = Connection(target, keys=self._keys)
+        self._listener = PubSubListener(
+            self._connection.client,
+            [self._keys.runs_channel, self._keys.outbox_channel],
+            clock=clock,
+        )
+        self._steps = RedisStepStore(self._connection, clock)
+        self._leases = RedisLeaseStore(self._connection, clock)
+        self._backfills = RedisBackfillLedger(self._connection)
+        self._introspect = RedisIntrospection(self._connection, clock)
+        self._scheduler = RedisSchedulerStore(self._connection)
+        self._outbox = RedisOutbox(
+            self._connection, clock, lambda: self._channel(self._keys.outbox_channel)
+        )
+        self._webhooks = RedisWebhookLedger(self._connection)
+
+    @property
+    def name(self) -> str:
+        return "redis"
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @property
+    def prefix(self) -> str:
+        """The key prefix holding this driver's keys (inside a ``{…}`` hash tag)."""
+        return self._keys.prefix
+
+    @property
+    def max_payload_bytes(self) -> int:
+        return self._max_payload_bytes
+
+    @property
+    def steps(self) -> RedisStepStore:
+        return self._steps
+
+    @property
+    def leases(self) -> RedisLeaseStore:
+        return self._leases
+
+    @property
+    def introspect(self) -> RedisIntrospection:
+        return self._introspect
+
+    @property
+    def scheduler(self) -> RedisSchedulerStore:
+        return self._scheduler
+
+    @property
+    def outbox(self) -> RedisOutbox:
+        return self._outbox
+
+    @property
+    def webhooks(self) -> RedisWebhookLedger:
+        return self._webhooks
+
+    @property
+    def backfills(self) -> RedisBackfillLedger:
+        return self._backfills
+
+    async def open(self) -> None:
+        """Connect and check the server answers; every other method does this first."""
+        await self._connection.open()
+
+    def wake(self) -> ChannelWake:
+        """This driver's one pub/sub session, on the runs channel; listening once called."""
+        return self._channel(self._keys.runs_channel)
+
+    def _channel(self, channel: str) -> ChannelWake:
+        self._connection.check_open()
+        return self._listener.wake(channel)
+
+    async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
+        return (await self.enqueue_many([request]))[0]
+
+    async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
+        if not requests:
+            return []
+        joining = next((r for r in requests if r.connection is not None), None)
+        if joining is not None:
+            raise FerryError(
+                "X_DRIVER_NO_TRANSACTIONS",
+                f'enqueue of job "{joining.name}" asked to join a transaction, and redis has '
+                "no transaction of the application's to join",
+                "enqueue without connection= (the run is written at once), or append to the "
+                "outbox of the application's SQL database (postgres_job_driver(...).outbox) "
+                "in its transaction and let the relay enqueue here",
+            )
+        args: list[str | int] = [self._clock.now_ms(), len(requests)]
+        for r in requests:
+            args += [
+                r.name,
+                r.queue,
+                r.payload_json if r.payload_json is not None else json_text(r.payload),
+                r.idempotency_key,
+                r.max_attempts,
+                opt(r.run_at_ms),
+                opt(r.tenant),
+                opt(r.actor),
+                opt(r.concurrency_key),
+                r.priority,
+            ]
+        answers = await self._connection.run("enqueue", *args)
+        return [
+            EnqueueResult(str(job_id), bool(deduplicated))
+            for job_id, deduplicated in zip(answers[::2], answers[1::2], strict=True)
+        ]
+
+    async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
+        rows = await self._connection.run("claim", *self._claim_args(options))
+        return [_claimed(row) for row in rows]
+
+    async def settle_many(self, settles: Sequence[Settle]) -> list[bool]:
+        sent, firsts = self._settles(settles)
+        if not sent:
+            return [False] * len(settles)
+        landed = await self._connection.run("settle", *self._settle_args(sent))
+        return _landed(settles, firsts, sent, landed)
+
+    async def settle_and_claim(
+        self, settles: Sequence[Settle], options: ClaimOptions
+    ) -> tuple[list[bool], list[ClaimedJob]]:
+        """One script: the settles land first, so a slot they release is claimable by the
+        claim that follows in the same call."""
+        sent, firsts = self._settles(settles)
+        landed, rows = await self._connection.run(
+            "settle_and_claim", *self._settle_args(sent), *self._claim_args(options)
+        )
+        return _landed(settles, firsts, sent, landed), [_claimed(row) for row in rows]
+
+    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+        known = [(run_id(job_id), options) for job_id, options in renewals]
+        sent = [(job_id, options) for job_id, options in known if job_id is not None]
+        answers: list[int] = []
+        if sent:
+            now = self._clock.now_ms()
+            args: list[str | int] = [now, len(sent)]
+            for job_id, options in sent:
+                args += [
+                    job_id,
+                    options.worker_id,
+                    now + options.lease_ms,
+                    *progress_args(options.progress),
+                ]
+            answers = list(await self._connection.run("heartbeat", *args))
+        replies = iter(answers)
+        return [
+            _renewal(next(replies)) if job_id is not None else RenewalAnswer(False)
+            for job_id, _ in known
+        ]
+
+    async def stats(self) -> list[QueueStats]:
+        return await self._introspect.stats()
+
+    async def prune(self, policy: RetentionPolicy) -> PruneReport:
+        """Delete in batches of ``policy.batch`` (each batch one short script) until a
+        batch comes back short. Idempotency keys dedupe only against runs still here, so a
+        key is free again once its run has been pruned."""
+        require_count(policy.batch, what="prune batch {}", fix="pass batch=1000 (the default)")
+        now = self._clock.now_ms()
+
+        async def batches(script: str, retention_ms: int | None, *extra: str) -> int:
+            if retention_ms is None:
+                return 0
+            pruned = 0
+            while True:
+                deleted = int(
+                    await self._connection.run(script, now - retention_ms, policy.batch, *extra)
+                )
+                pruned += deleted
+                if deleted < policy.batch:
+                    return pruned
+
+        return PruneReport(
+            completed=await batches("prune_runs", policy.completed_ms, "completed", "cancelled"),
+            dead=await batches("prune_runs", policy.dead_ms, "dead"),
+            slots=await batches("slots_prune", 0),
+            outbox=await batches("outbox_prune", policy.published_outbox_ms),
+            webhook_attempts=await batches("webhook_prune", policy.webhook_attempts_ms),
+        )
+
+    async def close(self) -> None:
+        await self._listener.close()
+        await self._connection.close()
+
+    def _claim_args(self, options: ClaimOptions) -> list[str | int]:
+        now = self._clock.now_ms()
+        args: list[str | int] = [options.worker_id, now, now + options.lease_ms, options.limit]
+        for chosen in (options.queues, options.names):
+            args += [-1] if chosen is None else [len(chosen), *chosen]
+        args.append(len(options.limits))
+        for name, limit in options.limits.items():
+            args += [name, limit]
+        return args
+
+    def _settles(self, settles: Sequence[Settle]) -> tuple[list[Settle], list[bool]]:
+        """The settles worth sending: the first of each run, for ids a run can have."""
+        firsts = first_of_each([job_id for job_id, _ in settles])
+        sent = [
+            (job_id, settle)
+            for (job_id, settle), first in zip(settles, firsts, strict=True)
+            if first and run_id(job_id) is not None
+        ]
+        return sent, firsts
+
+    def _settle_args(self, sent: Sequence[Settle]) -> list[str | int]:
+        now = self._clock.now_ms()
+        args: list[str | int] = [
+            now,
+            CANCELLED_BY_OPERATOR.code,
+            CANCELLED_BY_OPERATOR.message,
+            len(sent),
+        ]
+        for job_id, settle in sent:
+            args += [job_id, *_settle_row(settle, now)]
+        return args
+
+
+def _settle_row(settle: AckOptions | NackOptions, now: int) -> list[str | int]:
+    """One settle as the ``settle`` script's arguments after the run id: the decisions of
+    ``ferry.drivers.settle`` and the values the run keeps."""
+    planned = transition(settle)
+    decided: list[str | int] = [
+        settle.worker_id,
+        planned.state,
+        int(planned.gives_back_attempt),
+        int(planned.requeues),
+        int(planned.finishes),
+    ]
+    progress = progress_args(settle.progress)
+    if isinstance(settle, AckOptions):
+        return [*decided, "", opt(json_text(settle.result)), "", "", *progress]
+    error = settle.error
+    return [
+        *decided,
+        opt(settle.run_at_ms if settle.run_at_ms is not None else now),
+        "",
+        opt(error.code if error is not None else None),
+        opt(error.message if error is not None else None),
+        *progress,
+    ]
+
+
+def _landed(
+    settles: Sequence[Settle], firsts: list[bool], sent: list[Settle], landed: list[int]
+) -> list[bool]:
+    """Each settle's answer in request order: a repeat or an unknown id landed nowhere."""
+    by_run = {job_id: bool(flag) for (job_id, _), flag in zip(sent, landed, strict=True)}
+    return [
+        first and by_run.get(job_id, False)
+        for (job_id, _), first in zip(settles, firsts, strict=True)
+    ]
+
+
+def _renewal(answer: int) -> RenewalAnswer:
+    """The ``heartbeat`` script's answer: 0 not renewed, 1 renewed, 2 renewed and cancelled."""
+    return RenewalAnswer(landed=answer > 0, cancel_requested=answer == 2)
+
+
+def _claimed(row: list[Any]) -> ClaimedJob:
+    (job_id, name, queue, payload, key, attempt, max_attempts, tenant, actor, ckey, run_at,
+     created, lease, slot_held) = row  # fmt: skip
+    return ClaimedJob(
+        id=str(job_id),
+        name=name,
+        queue=queue,
+        payload=from_json_text(payload),
+        idempotency_key=key,
+        attempt=int(attempt),
+        max_attempts=int(max_attempts),
+        tenant=tenant,
+        actor=actor,
+        concurrency_key=ckey,
+        run_at_ms=int(run_at),
+        created_at_ms=int(created),
+        lease_expires_at_ms=int(lease),
+        slot_held=bool(slot_held),
+    )
+
+
+def redis_job_driver(
+    url_or_client: str | Redis,
+    *,
+    prefix: str = "ferry",
+    clock: Clock | None = None,
+    max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+) -> RedisJobDriver:
+    """A driver on Redis (6.2 or newer); it connects on first use, not here.
+
+    Given a URL (``redis://[:password@]host:6379/0``, ``rediss://`` for TLS,
+    ``unix:///path``), it creates (and on ``close`` closes) its client; given a
+    ``redis.asyncio.Redis`` built with ``decode_responses=True``, it borrows it and never
+    closes it. Every key lives under ``{prefix}``, so several deployments share one server
+    by prefix. ``max_payload_bytes`` limits one enqueued payload's JSON text (default 1 MiB).
+    """
+    return RedisJobDriver(
+        url_or_client,
+        prefix=prefix,
+        clock=clock or SystemClock(),
+        max_payload_bytes=max_payload_bytes,
+    )

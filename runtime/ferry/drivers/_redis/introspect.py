@@ -1,0 +1,243 @@
+"""``JobIntrospection`` on Redis: what ``ferry jobs`` and the dashboard read and do.
+
+Reads go through indexes, never a scan of every run: a listing walks the smallest index
+its filter allows (every run, a queue's, a job's, a state's or a tenant's runs, each a
+sorted set by id) in short script steps; charts and latencies read the per-queue sets of
+ended runs by finish instant; counts are kept per queue and state as runs move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ferry._clock import Clock
+from ferry._names import check_name
+from ferry.drivers._redis.codec import (
+    error_of,
+    from_json_text,
+    opt,
+    optional_int,
+    progress_of,
+    steps_of,
+)
+from ferry.drivers._redis.connection import Connection
+from ferry.drivers._redis.keyspace import run_id
+from ferry.drivers._refusals import run_in_wrong_state, run_not_found
+from ferry.drivers.protocol import (
+    JOB_STATES,
+    JobState,
+    OutcomeBucket,
+    QueueStats,
+    RunDetail,
+    RunFilter,
+    RunLatency,
+    RunSummary,
+)
+from ferry.drivers.settle import CANCELLED_BY_OPERATOR
+
+LIST_STEP = 1_000
+"""Runs one listing step examines at most: the bound on one script's work."""
+
+
+class RedisIntrospection:
+    """Operator reads and actions over the run hashes and their indexes."""
+
+    def __init__(self, connection: Connection, clock: Clock) -> None:
+        self._connection = connection
+        self._clock = clock
+
+    async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
+        f = run_filter
+        if f.limit <= 0:
+            return []
+        below = f.before_id
+        if below is not None and run_id(below) is None:
+            return []
+        index = await self._smallest_index(f)
+        runs: list[RunSummary] = []
+        now = self._clock.now_ms()
+        while len(runs) < f.limit:
+            matches, last = await self._connection.run(
+                "runs_page",
+                index,
+                opt(below),
+                f.limit - len(runs),
+                LIST_STEP,
+                opt(f.queue),
+                opt(f.name),
+                opt("running" if f.lease_expired and f.state is None else f.state),
+                opt(f.tenant),
+                opt(f.created_after_ms),
+                opt(f.created_before_ms),
+                "1" if f.lease_expired else "0",
+                now,
+            )
+            runs.extend(_summary(row) for row in matches)
+            if last is None:
+                break
+            below = last
+        return runs
+
+    async def _smallest_index(self, f: RunFilter) -> str:
+        """The index with the fewest runs among those the filter allows."""
+        keys = self._connection.keys
+        state = "running" if f.lease_expired and f.state is None else f.state
+        candidates = [keys("ix", "all")]
+        for kind, value in (("q", f.queue), ("n", f.name), ("s", state), ("t", f.tenant)):
+            if value is not None:
+                candidates.append(keys("ix", kind, value))
+        if len(candidates) == 1:
+            return candidates[0]
+        client = await self._connection.client()
+        async with client.pipeline(transaction=False) as pipe:
+            for candidate in candidates:
+                pipe.zcard(candidate)
+            sizes: list[int] = await pipe.execute()
+        return min(zip(sizes, candidates, strict=True))[1]
+
+    async def get_run(self, job_id: str) -> RunDetail | None:
+        known = run_id(job_id)
+        if known is None:
+            return None
+        client = await self._connection.client()
+        async with client.pipeline(transaction=True) as pipe:
+            pipe.hgetall(self._connection.keys("job", known))
+            pipe.hgetall(self._connection.keys("steps", known))
+            run, steps = await pipe.execute()
+        if not run:
+            return None
+        return RunDetail(
+            summary=_summary_of(known, run),
+            payload=from_json_text(run["payload"]),
+            idempotency_key=run["key"],
+            actor=run.get("actor"),
+            concurrency_key=run.get("ckey"),
+            locked_by=run.get("locked_by"),
+            lease_expires_at_ms=optional_int(run.get("lease")),
+            result=from_json_text(run.get("result")),
+            progress=progress_of(run),
+            finished_at_ms=optional_int(run.get("finished")),
+            steps=tuple(steps_of(steps)),
+            cancel_requested_at_ms=optional_int(run.get("cancel_req")),
+        )
+
+    async def retry_run(self, job_id: str) -> None:
+        await self._transition(job_id, "run_retry", "retried", "dead or cancelled")
+
+    async def cancel_run(self, job_id: str) -> JobState:
+        before = await self._transition(
+            job_id,
+            "run_cancel",
+            "cancelled",
+            "queued, sleeping or running",
+            CANCELLED_BY_OPERATOR.code,
+            CANCELLED_BY_OPERATOR.message,
+        )
+        return "running" if before == "running" else "cancelled"
+
+    async def throughput(self, since_ms: int) -> Mapping[str, int]:
+        client = await self._connection.client()
+        queues = sorted(await client.smembers(self._connection.keys("queues")))
+        async with client.pipeline(transaction=False) as pipe:
+            for queue in queues:
+                pipe.zcount(self._connection.keys("fin", "completed", queue), f"({since_ms}", "+inf")
+            counts: list[int] = await pipe.execute()
+        return {queue: count for queue, count in zip(queues, counts, strict=True) if count}
+
+    async def outcome_series(self, since_ms: int, bucket_ms: int) -> Sequence[OutcomeBucket]:
+        rows = await self._connection.run("outcome_series", since_ms, bucket_ms)
+        buckets: dict[tuple[str, int], list[int]] = {}
+        for queue, state, start, count in rows:
+            bucket = buckets.setdefault((queue, int(start)), [0, 0])
+            bucket[0 if state == "completed" else 1] += int(count)
+        return [
+            OutcomeBucket(queue, start, completed, dead)
+            for (queue, start), (completed, dead) in sorted(buckets.items())
+        ]
+
+    async def recent_latencies(self, limit: int) -> Sequence[RunLatency]:
+        rows = await self._connection.run("recent_latencies", max(limit, 0))
+        return [
+            RunLatency(
+                id=str(job_id),
+                queue=queue,
+                name=name,
+                state=state,
+                finished_at_ms=int(finished),
+                latency_ms=max(int(finished) - int(run_at), 0),
+            )
+            for job_id, queue, name, state, finished, run_at in rows
+        ]
+
+    async def revoke_session(self, session: str, *, until_ms: int) -> None:
+        await self._connection.run("session_revoke", session, until_ms, self._clock.now_ms())
+
+    async def session_revoked(self, session: str) -> bool:
+        client = await self._connection.client()
+        until = await client.zscore(self._connection.keys("sessions"), session)
+        return until is not None and until > self._clock.now_ms()
+
+    async def pause_queue(self, queue: str) -> None:
+        check_name(queue, what="queue")
+        client = await self._connection.client()
+        await client.sadd(self._connection.keys("paused"), queue)
+
+    async def resume_queue(self, queue: str) -> None:
+        check_name(queue, what="queue")
+        client = await self._connection.client()
+        await client.srem(self._connection.keys("paused"), queue)
+
+    async def stats(self) -> list[QueueStats]:
+        """Counts per queue and state (every state present), paused queues included."""
+        rows = await self._connection.run("queue_stats", self._clock.now_ms())
+        stats = []
+        for queue, paused, oldest, pairs in rows:
+            counts: dict[JobState, int] = dict.fromkeys(JOB_STATES, 0)
+            for state, count in zip(pairs[::2], pairs[1::2], strict=True):
+                counts[state] = int(count)
+            stats.append(QueueStats(queue, counts, bool(paused), optional_int(oldest)))
+        return stats
+
+    async def _transition(self, job_id: str, script: str, action: str, allowed: str,
+                          *extra: str) -> JobState:
+        """Run a guarded state change; answers the state before it, and refuses a missing
+        run or one in another state."""
+        known = run_id(job_id)
+        row = (
+            await self._connection.run(script, known, self._clock.now_ms(), *extra)
+            if known is not None
+            else None
+        )
+        if row is None:
+            raise run_not_found(job_id)
+        name, state, changed = row
+        if not changed:
+            raise run_in_wrong_state(job_id, name, state, action, allowed)
+        before: JobState = state
+        return before
+
+
+def _summary(row: list[str | None]) -> RunSummary:
+    (job_id, name, queue, state, attempts, max_attempts, tenant, run_at, created, updated,
+     error_code, error_message) = row  # fmt: skip
+    return RunSummary(
+        id=str(job_id),
+        name=str(name),
+        queue=str(queue),
+        state=state,  # type: ignore[arg-type]
+        attempts=int(attempts or 0),
+        max_attempts=int(max_attempts or 0),
+        tenant=tenant,
+        run_at_ms=int(run_at or 0),
+        created_at_ms=int(created or 0),
+        updated_at_ms=int(updated or 0),
+        last_error=error_of(error_code, error_message),
+    )
+
+
+def _summary_of(job_id: str, run: dict[str, str]) -> RunSummary:
+    return _summary(
+        [job_id, *(run.get(f) for f in (
+            "name", "queue", "state", "attempts", "max_attempts", "tenant", "run_at",
+            "created", "updated", "err_code", "err_msg"))]  # fmt: skip
+    )

@@ -1,0 +1,3 @@
+--! include runs
+-- Lease up to `limit` due runs, counting an attempt: see `claim` in runs.lua.
+return claim(reader(ARGV))

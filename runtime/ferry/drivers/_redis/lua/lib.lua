@@ -1,0 +1,136 @@
+-- The library every script starts with (scripts.py prepends it): key names, the run's
+-- indexes, slots. KEYS[1] is the prefix with its hash tag, e.g. "{ferry}": every key of a
+-- prefix is in one hash slot, which is what lets one script touch many of them.
+--
+-- Every value crosses as a string and is written back as one: instants and ids are
+-- integers below 2^53, compared with tonumber() and formatted with %d, never tostring()
+-- (which would write 1.7e+12). Optional arguments arrive as "" (absent) or "=" .. value.
+local P = KEYS[1]
+
+local function key(...)
+  return P .. ':' .. table.concat({...}, ':')
+end
+
+local function job_key(id) return P .. ':job:' .. id end
+local function steps_key(id) return P .. ':steps:' .. id end
+local function int(n) return string.format('%d', n) end
+
+-- Sorted-set members that order like the ids they carry (ZSETs break score ties by
+-- member bytes, and "10" sorts before "9").
+local function pad(id) return string.format('%020d', tonumber(id)) end
+
+local function opt(value)
+  if value == nil or value == '' then return nil end
+  return string.sub(value, 2)
+end
+
+-- An argument reader, so that one script can run two operations over one ARGV.
+local function reader(args)
+  local i = 0
+  return function()
+    i = i + 1
+    return args[i]
+  end
+end
+
+-- A run's fields, by name, from one HMGET.
+local function fields(id, names)
+  local values = redis.call('HMGET', job_key(id), unpack(names))
+  local run = {}
+  for i, name in ipairs(names) do
+    if values[i] then run[name] = values[i] end
+  end
+  return run
+end
+
+-- The claim index: one sorted set per (queue, priority, job name) of the runs a claim may
+-- take (queued, sleeping, and running with a lapsed lease), scored by run_at. The queue's
+-- byte length makes the name unambiguous whatever characters a queue or job name holds.
+local function group_key(queue, priority, name)
+  return P .. ':due:' .. #queue .. ':' .. queue .. ':' .. priority .. ':' .. name
+end
+
+local function due_add(id, queue, priority, name, run_at)
+  redis.call('ZADD', group_key(queue, priority, name), run_at, pad(id))
+  redis.call('SADD', key('groups', queue), priority .. ':' .. name)
+end
+
+local function due_remove(id, queue, priority, name)
+  local group = group_key(queue, priority, name)
+  redis.call('ZREM', group, pad(id))
+  if redis.call('ZCARD', group) == 0 then
+    redis.call('SREM', key('groups', queue), priority .. ':' .. name)
+  end
+end
+
+-- A run moves from one state to another: the state index and the per-queue counts.
+local function restate(id, queue, from, to)
+  if from then
+    redis.call('ZREM', key('ix', 's', from), id)
+    redis.call('HINCRBY', key('counts', queue), from, -1)
+  end
+  redis.call('ZADD', key('ix', 's', to), id, id)
+  redis.call('HINCRBY', key('counts', queue), to, 1)
+end
+
+-- Ended runs by finish instant, per state and queue: prune, charts and latencies read them.
+local function finished_add(id, state, queue, at)
+  redis.call('ZADD', key('fin', state, queue), at, pad(id))
+end
+
+-- Slots: key -> holder -> expiry, each holder's keys, and every slot by expiry (prune).
+local function slot_member(slot, holder) return #holder .. ':' .. holder .. slot end
+
+local function slot_drop(slot, holder)
+  redis.call('ZREM', key('slot', slot), holder)
+  redis.call('SREM', key('held', holder), slot)
+  redis.call('ZREM', key('slots'), slot_member(slot, holder))
+end
+
+-- Forget the expired holders of one key; answers how many went.
+local function slot_expire(slot, now)
+  local gone = redis.call('ZRANGEBYSCORE', key('slot', slot), '-inf', now)
+  for _, holder in ipairs(gone) do slot_drop(slot, holder) end
+  return #gone
+end
+
+-- Take one of `limit` slots of `slot` for `holder` until `expires` (a holder re-taking its
+-- own slot only extends it); answers whether it holds one. Counting every live holder,
+-- not only `limit` of them, keeps a lowered limit.
+local function slot_take(slot, holder, limit, now, expires)
+  slot_expire(slot, now)
+  local slots = key('slot', slot)
+  if not redis.call('ZSCORE', slots, holder) and redis.call('ZCARD', slots) >= limit then
+    return false
+  end
+  redis.call('ZADD', slots, expires, holder)
+  redis.call('SADD', key('held', holder), slot)
+  redis.call('ZADD', key('slots'), expires, slot_member(slot, holder))
+  return true
+end
+
+-- Every slot a run holds (its concurrency key and the fleet's caps) goes with its settle.
+local function slots_release(holder)
+  for _, slot in ipairs(redis.call('SMEMBERS', key('held', holder))) do
+    slot_drop(slot, holder)
+  end
+end
+
+-- ... and is extended with every renewal of its lease.
+local function slots_extend(holder, expires)
+  for _, slot in ipairs(redis.call('SMEMBERS', key('held', holder))) do
+    redis.call('ZADD', key('slot', slot), 'XX', expires, holder)
+    redis.call('ZADD', key('slots'), 'XX', expires, slot_member(slot, holder))
+  end
+end
+
+-- The fence (ferry.drivers.settle.holds_lease): `worker` holds the run with a lease that
+-- has not lapsed at `now`.
+local function holds(run, worker, now)
+  return run.state == 'running' and run.locked_by == worker
+    and run.lease ~= nil and tonumber(run.lease) > tonumber(now)
+end
+
+local function wake(queue)
+  redis.call('PUBLISH', key('wake'), queue)
+end

@@ -1,0 +1,9 @@
+-- Append one outbox entry (type ARGV[1], JSON payload ARGV[2]) at ARGV[3]; answers its id.
+-- There is no application transaction on Redis to join: the entry exists once this
+-- script has run, and the relay is woken at once.
+local id = int(redis.call('INCR', key('outbox', 'seq')))
+redis.call('HSET', key('outbox', id), 'type', ARGV[1], 'payload', ARGV[2],
+  'created', ARGV[3], 'attempts', '0')
+redis.call('ZADD', key('outbox', 'new'), id, pad(id))
+redis.call('PUBLISH', key('outbox', 'wake'), id)
+return id

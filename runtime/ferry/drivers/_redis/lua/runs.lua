@@ -1,0 +1,227 @@
+-- The claim and the settle, as functions: `claim`, `settle` and `settle_and_claim` call
+-- them (one script can run both over one ARGV, which is what settle_and_claim is).
+
+-- Lapsed leases moved back to the claim index per claim. Unconditional (whatever queue or
+-- job the claimer serves) and bounded, so a mass crash is worked off a batch at a time and
+-- the run lands where the worker that serves it looks.
+local RESCUE_BATCH = 100
+
+-- Runs a claim may examine past ones it cannot take (their concurrency key is full): the
+-- bound on one script's work. A key that is found full is skipped without a lookup.
+local SCAN_BUDGET = 1000
+
+local function rescue_lapsed(now)
+  local lapsed = redis.call('ZRANGEBYSCORE', key('leases'), '-inf', now, 'LIMIT', 0, RESCUE_BATCH)
+  for _, member in ipairs(lapsed) do
+    redis.call('ZREM', key('leases'), member)
+    local id = int(tonumber(member))
+    local run = fields(id, {'state', 'queue', 'priority', 'name', 'run_at', 'lease'})
+    if run.state == 'running' and run.lease and tonumber(run.lease) <= tonumber(now) then
+      due_add(id, run.queue, run.priority, run.name, run.run_at)
+    end
+  end
+end
+
+-- The claim groups a claimer may take from, by priority, highest first.
+local function claim_levels(queues, names)
+  if queues == nil then queues = redis.call('SMEMBERS', key('queues')) end
+  local levels, order = {}, {}
+  for _, queue in ipairs(queues) do
+    if redis.call('SISMEMBER', key('paused'), queue) == 0 then
+      for _, member in ipairs(redis.call('SMEMBERS', key('groups', queue))) do
+        local sep = string.find(member, ':', 1, true)
+        local priority, name = string.sub(member, 1, sep - 1), string.sub(member, sep + 1)
+        if names == nil or names[name] then
+          local level = tonumber(priority)
+          if levels[level] == nil then
+            levels[level] = {}
+            table.insert(order, level)
+          end
+          table.insert(levels[level], {
+            key = group_key(queue, priority, name), offset = 0, pending = 0, done = false,
+          })
+        end
+      end
+    end
+  end
+  table.sort(order, function(a, b) return a > b end)
+  local sorted = {}
+  for i, level in ipairs(order) do sorted[i] = levels[level] end
+  return sorted
+end
+
+local function before(a, b)
+  if a.score ~= b.score then return a.score < b.score end
+  return a.member < b.member
+end
+
+-- Lease up to `limit` due runs to `worker`, counting an attempt; with `limits` (job name
+-- -> limit) also take each keyed run's slot, skipping runs whose key is full.
+-- Reads: worker, now, lease until, limit, queue count (-1: any) and queues, name count
+-- (-1: any) and names, limit count and (name, limit) pairs. Answers 14 fields per run.
+local function claim(arg)
+  local worker, now, lease_until, limit = arg(), arg(), arg(), tonumber(arg())
+  local queues, names, limits = nil, nil, {}
+  local count = tonumber(arg())
+  if count >= 0 then
+    queues = {}
+    for i = 1, count do queues[i] = arg() end
+  end
+  count = tonumber(arg())
+  if count >= 0 then
+    names = {}
+    for _ = 1, count do names[arg()] = true end
+  end
+  for _ = 1, tonumber(arg()) do
+    local name = arg()
+    limits[name] = tonumber(arg())
+  end
+  local claimed = {}
+  if limit <= 0 then return claimed end
+  rescue_lapsed(now)
+  local full, budget = {}, SCAN_BUDGET + limit
+  local page = math.max(limit, 10)
+
+  local function fetch(group, pool)
+    local found = redis.call(
+      'ZRANGEBYSCORE', group.key, '-inf', now, 'WITHSCORES', 'LIMIT', group.offset, page)
+    local n = #found / 2
+    group.offset, group.pending, group.done = group.offset + n, n, n < page
+    for i = 1, #found, 2 do
+      table.insert(pool, {member = found[i], score = tonumber(found[i + 1]), group = group})
+    end
+  end
+
+  -- Examine one candidate: take it, skip it (its key is full), or drop it from the index
+  -- (it is no longer claimable: a heartbeat from a worker whose clock lags, say).
+  local function take(candidate)
+    local id = int(tonumber(candidate.member))
+    local run = fields(id, {'state', 'run_at', 'lease', 'name', 'queue', 'priority', 'ckey'})
+    local state = run.state
+    local claimable = ((state == 'queued' or state == 'sleeping')
+        and tonumber(run.run_at) <= tonumber(now))
+      or (state == 'running' and run.lease ~= nil and tonumber(run.lease) <= tonumber(now))
+    if not claimable then
+      redis.call('ZREM', candidate.group.key, candidate.member)
+      candidate.group.offset = candidate.group.offset - 1
+      return
+    end
+    local slot_held = false
+    local slot_limit = limits[run.name]
+    if slot_limit and run.ckey then
+      if full[run.ckey] or not slot_take(run.ckey, id, slot_limit, now, lease_until) then
+        full[run.ckey] = true  -- skipped, never claimed only to be deferred
+        return
+      end
+      slot_held = true
+    end
+    due_remove(id, run.queue, run.priority, run.name)
+    candidate.group.offset = candidate.group.offset - 1
+    if state == 'queued' then redis.call('ZREM', key('queued', run.queue), pad(id)) end
+    redis.call('HSET', job_key(id), 'state', 'running', 'locked_by', worker,
+      'lease', lease_until, 'updated', now)
+    local attempt = redis.call('HINCRBY', job_key(id), 'attempts', 1)
+    restate(id, run.queue, state, 'running')
+    redis.call('ZADD', key('leases'), lease_until, pad(id))
+    local more = redis.call('HMGET', job_key(id),
+      'payload', 'key', 'max_attempts', 'tenant', 'actor', 'created')
+    table.insert(claimed, {
+      id, run.name, run.queue, more[1], more[2], attempt, more[3], more[4] or false,
+      more[5] or false, run.ckey or false, run.run_at, more[6], lease_until,
+      slot_held and 1 or 0,
+    })
+  end
+
+  for _, groups in ipairs(claim_levels(queues, names)) do
+    -- Within one priority, runs go by run_at then id across the level's groups: a merge
+    -- of each group's page, refilling a group before its next run could be passed over.
+    local pool = {}
+    for _, group in ipairs(groups) do fetch(group, pool) end
+    table.sort(pool, before)
+    local i = 1
+    while i <= #pool and #claimed < limit and budget > 0 do
+      local candidate = pool[i]
+      i = i + 1
+      budget = budget - 1
+      take(candidate)
+      local group = candidate.group
+      group.pending = group.pending - 1
+      if group.pending == 0 and not group.done then
+        local rest = {}
+        for j = i, #pool do table.insert(rest, pool[j]) end
+        fetch(group, rest)
+        table.sort(rest, before)
+        pool, i = rest, 1
+      end
+    end
+    if #claimed >= limit or budget <= 0 then break end
+  end
+  return claimed
+end
+
+-- Settle a batch of attempts, each fenced on its claimer; answers 1/0 per settle.
+-- The rules are ferry.drivers.settle's: each settle arrives with its planned state and
+-- whether it gives the attempt back, requeues, finishes the run. The one rule that
+-- depends on the stored run, the cancel override, is applied here as that module says:
+-- a run an operator asked to cancel never goes back to the queue.
+-- Reads: now, the override's error code and message, count, then 12 per settle: id,
+-- worker, state, gives back (1/0), requeues (1/0), finishes (1/0), run_at (opt), result
+-- (opt JSON text), error code (opt), error message (opt), progress current, total (opt).
+local function settle(arg)
+  local now, cancel_code, cancel_message = arg(), arg(), arg()
+  local landed, woken = {}, {}
+  for n = 1, tonumber(arg()) do
+    local id, worker, planned = arg(), arg(), arg()
+    local gives_back, requeues, finishes = arg() == '1', arg() == '1', arg() == '1'
+    local run_at, result, error_code, error_message = opt(arg()), opt(arg()), opt(arg()), opt(arg())
+    local progress_current, progress_total = opt(arg()), opt(arg())
+    local run = fields(id, {'state', 'locked_by', 'lease', 'queue', 'priority', 'name',
+      'run_at', 'cancel_req'})
+    if not holds(run, worker, now) then
+      landed[n] = 0
+    else
+      local jk = job_key(id)
+      local override = run.cancel_req ~= nil and requeues
+      local state = override and 'cancelled' or planned
+      local ends = finishes or override
+      if gives_back then redis.call('HINCRBY', jk, 'attempts', -1) end
+      if not ends then run.run_at = run_at or now end  -- an ended run keeps its run_at
+      local update = {'state', state, 'run_at', run.run_at, 'updated', now}
+      if planned == 'completed' and result then
+        table.insert(update, 'result'); table.insert(update, result)
+      end
+      if override then
+        for _, v in ipairs({'err_code', cancel_code, 'err_msg', cancel_message}) do
+          table.insert(update, v)
+        end
+      elseif error_code then
+        for _, v in ipairs({'err_code', error_code, 'err_msg', error_message or ''}) do
+          table.insert(update, v)
+        end
+      end
+      if progress_current then
+        for _, v in ipairs({'pcur', progress_current, 'ptot', progress_total}) do
+          table.insert(update, v)
+        end
+      end
+      if ends then table.insert(update, 'finished'); table.insert(update, now) end
+      redis.call('HSET', jk, unpack(update))
+      redis.call('HDEL', jk, 'locked_by', 'lease')
+      redis.call('ZREM', key('leases'), pad(id))
+      slots_release(id)
+      restate(id, run.queue, 'running', state)
+      if state == 'queued' or state == 'sleeping' then
+        due_add(id, run.queue, run.priority, run.name, run.run_at)
+      end
+      if state == 'queued' then
+        redis.call('ZADD', key('queued', run.queue), run.run_at, pad(id))
+        -- A run put straight back (interrupted by a drain, retried at once) wakes workers.
+        if tonumber(run.run_at) <= tonumber(now) then woken[run.queue] = true end
+      end
+      if ends then finished_add(id, state, run.queue, now) end
+      landed[n] = 1
+    end
+  end
+  for queue in pairs(woken) do wake(queue) end
+  return landed
+end

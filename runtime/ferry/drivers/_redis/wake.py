@@ -1,0 +1,48 @@
+"""One pub/sub session per driver, so an idle worker or relay starts the moment a run is
+enqueued instead of at its next poll.
+
+The enqueue script (and a settle that puts a run straight back, a retry, an outbox
+append) publishes on the prefix's channel from inside the script, so the message leaves
+once the write is done. Pub/sub keeps nothing for a subscriber that is away: on every
+(re)subscribe the waiters poll once, and while the session is down they poll on the
+short interval. Waiting, health and reconnecting are ``ferry.drivers._wake``'s.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+
+from redis.asyncio import Redis
+
+from ferry._clock import Clock
+from ferry.drivers._wake import PROBE_INTERVAL_MS
+from ferry.drivers._wake import Listener as _Listener
+
+logger = logging.getLogger("ferry.drivers.redis")
+
+
+class PubSubListener(_Listener):
+    """The driver's one subscribed connection over its channels; heals itself."""
+
+    def __init__(
+        self, client: Callable[[], Awaitable[Redis]], channels: Sequence[str], *, clock: Clock
+    ) -> None:
+        super().__init__(channels, clock=clock, logger=logger)
+        self._client = client
+
+    async def _listen(self) -> None:
+        pubsub = (await self._client()).pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.subscribe(*self.channels)
+            self._listening()
+            while True:
+                # Silence for a whole probe interval: ask the server, so a session that
+                # died without a word (a dropped network path) is noticed.
+                message = await pubsub.get_message(timeout=PROBE_INTERVAL_MS / 1000)
+                if message is None:
+                    await pubsub.ping()
+                elif message["type"] == "message":
+                    self._arrived(message["channel"])
+        finally:
+            await pubsub.aclose()
