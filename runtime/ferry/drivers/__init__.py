@@ -1,8 +1,9 @@
 """Job drivers: where runs are stored. ``set_job_driver`` swaps them without touching jobs.
 
-Each driver loads on first use (``ferry.drivers.postgres_job_driver`` imports asyncpg and
-``ferry.drivers.redis_job_driver`` imports redis only when touched), so ``import ferry`` loads no database client. ``ferry.drivers.protocol`` is
-the driver protocol: the seam a driver implements and the values that cross it.
+Each driver loads on first use (``ferry.drivers.postgres_job_driver`` imports asyncpg,
+``ferry.drivers.redis_job_driver`` redis, only when touched), so ``import ferry`` loads no
+database client. ``ferry.drivers.protocol`` is the driver protocol: the seam a driver
+implements and the values that cross it.
 """
 
 from __future__ import annotations

@@ -17,8 +17,7 @@ class RedisBackfillLedger:
         self._connection = connection
 
     async def load(self, key: str) -> BackfillCheckpoint | None:
-        client = await self._connection.client()
-        document = await client.hget(self._connection.keys("backfills"), key)
+        document = await self._connection.hget(self._connection.keys("backfills"), key)
         return None if document is None else BackfillCheckpoint(**json.loads(document))
 
     async def save(self, checkpoint: BackfillCheckpoint, *, job_id: str, worker_id: str) -> bool:

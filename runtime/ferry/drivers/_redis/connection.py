@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio import Redis
 from redis.backoff import NoBackoff
@@ -83,6 +83,34 @@ class Connection:
             self._scripts = Scripts(client, self.keys.tag)
             await _warn_unless_durable(client)
 
+    # Typed reads: the client answers text (decode_responses=True), which redis-py's
+    # annotations cannot know.
+
+    async def hgetall(self, key: str) -> dict[str, str]:
+        return cast(dict[str, str], await (await self.client()).hgetall(key))
+
+    async def hget(self, key: str, field: str) -> str | None:
+        return cast(str | None, await (await self.client()).hget(key, field))
+
+    async def hmget(self, key: str, fields: list[str]) -> list[str | None]:
+        return cast(list[str | None], await (await self.client()).hmget(key, fields))
+
+    async def smembers(self, key: str) -> set[str]:
+        return cast(set[str], await (await self.client()).smembers(key))
+
+    async def zrangebyscore(self, key: str, low: str, high: str) -> list[str]:
+        return cast(list[str], await (await self.client()).zrangebyscore(key, low, high))
+
+    async def zrevrange(self, key: str, start: int, end: int) -> list[str]:
+        return cast(list[str], await (await self.client()).zrevrange(key, start, end))
+
+    async def commands(self, *commands: tuple[str, ...]) -> list[Any]:
+        """Commands in one round trip, in order (pipelined, no transaction)."""
+        async with (await self.client()).pipeline(transaction=False) as pipe:
+            for command in commands:
+                pipe.execute_command(*command)
+            return await pipe.execute()
+
     def check_open(self) -> None:
         """Refuse use after ``close``."""
         if self._closed:
@@ -113,7 +141,7 @@ def _client_for(url: str) -> Redis:
 
 def _borrowed(client: Redis) -> Redis:
     """A client the caller made, if it answers text (the driver reads replies as ``str``)."""
-    if not client.get_connection_kwargs().get("decode_responses"):
+    if not client.connection_pool.connection_kwargs.get("decode_responses"):
         raise FerryError(
             "X_INVARIANT",
             "redis_job_driver() was given a redis client that answers bytes",
@@ -134,13 +162,17 @@ async def _warn_unless_durable(client: Redis) -> None:
     if settings.get("appendonly") != "yes":
         logger.warning(
             "jobs.redis.not-durable",
-            extra={"reason": "appendonly is off: a restart loses every run since the last "
-                   "snapshot; set appendonly yes (docs/drivers.md)"},
+            extra={
+                "reason": "appendonly is off: a restart loses every run since the last "
+                "snapshot; set appendonly yes (docs/drivers.md)"
+            },
         )
     policy = settings.get("maxmemory-policy")
     if policy not in (None, "noeviction"):
         logger.warning(
             "jobs.redis.not-durable",
-            extra={"reason": f"maxmemory-policy is {policy}: under memory pressure redis "
-                   "deletes runs; set maxmemory-policy noeviction (docs/drivers.md)"},
+            extra={
+                "reason": f"maxmemory-policy is {policy}: under memory pressure redis "
+                "deletes runs; set maxmemory-policy noeviction (docs/drivers.md)"
+            },
         )

@@ -88,22 +88,17 @@ class RedisIntrospection:
                 candidates.append(keys("ix", kind, value))
         if len(candidates) == 1:
             return candidates[0]
-        client = await self._connection.client()
-        async with client.pipeline(transaction=False) as pipe:
-            for candidate in candidates:
-                pipe.zcard(candidate)
-            sizes: list[int] = await pipe.execute()
+        sizes = await self._connection.commands(*(("ZCARD", c) for c in candidates))
         return min(zip(sizes, candidates, strict=True))[1]
 
     async def get_run(self, job_id: str) -> RunDetail | None:
         known = run_id(job_id)
         if known is None:
             return None
-        client = await self._connection.client()
-        async with client.pipeline(transaction=True) as pipe:
-            pipe.hgetall(self._connection.keys("job", known))
-            pipe.hgetall(self._connection.keys("steps", known))
-            run, steps = await pipe.execute()
+        run, steps = await self._connection.commands(
+            ("HGETALL", self._connection.keys("job", known)),
+            ("HGETALL", self._connection.keys("steps", known)),
+        )
         if not run:
             return None
         return RunDetail(
@@ -136,12 +131,14 @@ class RedisIntrospection:
         return "running" if before == "running" else "cancelled"
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
-        client = await self._connection.client()
-        queues = sorted(await client.smembers(self._connection.keys("queues")))
-        async with client.pipeline(transaction=False) as pipe:
-            for queue in queues:
-                pipe.zcount(self._connection.keys("fin", "completed", queue), f"({since_ms}", "+inf")
-            counts: list[int] = await pipe.execute()
+        keys = self._connection.keys
+        queues = sorted(await self._connection.smembers(keys("queues")))
+        counts = await self._connection.commands(
+            *(
+                ("ZCOUNT", keys("fin", "completed", queue), f"({since_ms}", "+inf")
+                for queue in queues
+            )
+        )
         return {queue: count for queue, count in zip(queues, counts, strict=True) if count}
 
     async def outcome_series(self, since_ms: int, bucket_ms: int) -> Sequence[OutcomeBucket]:
@@ -173,19 +170,18 @@ class RedisIntrospection:
         await self._connection.run("session_revoke", session, until_ms, self._clock.now_ms())
 
     async def session_revoked(self, session: str) -> bool:
-        client = await self._connection.client()
-        until = await client.zscore(self._connection.keys("sessions"), session)
-        return until is not None and until > self._clock.now_ms()
+        [until] = await self._connection.commands(
+            ("ZSCORE", self._connection.keys("sessions"), session)
+        )
+        return until is not None and float(until) > self._clock.now_ms()
 
     async def pause_queue(self, queue: str) -> None:
         check_name(queue, what="queue")
-        client = await self._connection.client()
-        await client.sadd(self._connection.keys("paused"), queue)
+        await self._connection.commands(("SADD", self._connection.keys("paused"), queue))
 
     async def resume_queue(self, queue: str) -> None:
         check_name(queue, what="queue")
-        client = await self._connection.client()
-        await client.srem(self._connection.keys("paused"), queue)
+        await self._connection.commands(("SREM", self._connection.keys("paused"), queue))
 
     async def stats(self) -> list[QueueStats]:
         """Counts per queue and state (every state present), paused queues included."""
@@ -198,8 +194,9 @@ class RedisIntrospection:
             stats.append(QueueStats(queue, counts, bool(paused), optional_int(oldest)))
         return stats
 
-    async def _transition(self, job_id: str, script: str, action: str, allowed: str,
-                          *extra: str) -> JobState:
+    async def _transition(
+        self, job_id: str, script: str, action: str, allowed: str, *extra: str
+    ) -> JobState:
         """Run a guarded state change; answers the state before it, and refuses a missing
         run or one in another state."""
         known = run_id(job_id)
@@ -235,9 +232,11 @@ def _summary(row: list[str | None]) -> RunSummary:
     )
 
 
+_SUMMARY_FIELDS = (
+    "name", "queue", "state", "attempts", "max_attempts", "tenant", "run_at", "created",
+    "updated", "err_code", "err_msg",
+)  # fmt: skip
+
+
 def _summary_of(job_id: str, run: dict[str, str]) -> RunSummary:
-    return _summary(
-        [job_id, *(run.get(f) for f in (
-            "name", "queue", "state", "attempts", "max_attempts", "tenant", "run_at",
-            "created", "updated", "err_code", "err_msg"))]  # fmt: skip
-    )
+    return _summary([job_id, *(run.get(field) for field in _SUMMARY_FIELDS)])

@@ -30,8 +30,7 @@ class RedisLeaseStore:
         await self._connection.run("slot_release", key, holder)
 
     async def holders(self, key: str) -> Sequence[str]:
-        client = await self._connection.client()
-        live: list[str] = await client.zrangebyscore(
+        live = await self._connection.zrangebyscore(
             self._connection.keys("slot", key), f"({self._clock.now_ms()}", "+inf"
         )
         return sorted(live)

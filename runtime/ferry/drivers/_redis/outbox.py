@@ -84,11 +84,10 @@ class RedisOutbox:
             await self._connection.run("outbox_publish_failed", entry_id, relay_id, error)
 
     async def pending(self) -> int:
-        client = await self._connection.client()
-        async with client.pipeline(transaction=False) as pipe:
-            pipe.zcard(self._connection.keys("outbox", "new"))
-            pipe.zcard(self._connection.keys("outbox", "leased"))
-            new, leased = await pipe.execute()
+        new, leased = await self._connection.commands(
+            ("ZCARD", self._connection.keys("outbox", "new")),
+            ("ZCARD", self._connection.keys("outbox", "leased")),
+        )
         return int(new) + int(leased)
 
 

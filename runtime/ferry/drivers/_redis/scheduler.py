@@ -28,22 +28,19 @@ class RedisSchedulerStore:
         await self._connection.run("leader_release", holder)
 
     async def leader(self, *, now_ms: int) -> LeaderLease | None:
-        client = await self._connection.client()
-        holder, acquired, expires = await client.hmget(
+        holder, acquired, expires = await self._connection.hmget(
             self._connection.keys("leader"), ["holder", "acquired", "expires"]
         )
-        if holder is None or int(expires) <= now_ms:
+        if holder is None or acquired is None or expires is None or int(expires) <= now_ms:
             return None
         return LeaderLease(holder, int(acquired), int(expires))
 
     async def term(self) -> int:
         """How many times the lease has changed holder: a fencing token that only grows."""
-        client = await self._connection.client()
-        return int(await client.hget(self._connection.keys("leader"), "term") or 0)
+        return int(await self._connection.hget(self._connection.keys("leader"), "term") or 0)
 
     async def ticks(self) -> Mapping[str, TaskTick]:
-        client = await self._connection.client()
-        stored: dict[str, str] = await client.hgetall(self._connection.keys("ticks"))
+        stored = await self._connection.hgetall(self._connection.keys("ticks"))
         ticks = {}
         for task, value in stored.items():
             checked, occurrence, fired = value.split("|")
@@ -65,8 +62,7 @@ class RedisSchedulerStore:
         return bool(landed)
 
     async def paused_tasks(self) -> Mapping[str, int]:
-        client = await self._connection.client()
-        stored: dict[str, str] = await client.hgetall(self._connection.keys("paused-tasks"))
+        stored = await self._connection.hgetall(self._connection.keys("paused-tasks"))
         return {task: int(at) for task, at in stored.items()}
 
     async def pause_task(self, task: str, *, now_ms: int) -> None:

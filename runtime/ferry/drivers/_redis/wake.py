@@ -45,4 +45,4 @@ class PubSubListener(_Listener):
                 elif message["type"] == "message":
                     self._arrived(message["channel"])
         finally:
-            await pubsub.aclose()
+            await pubsub.aclose()  # type: ignore[no-untyped-call]

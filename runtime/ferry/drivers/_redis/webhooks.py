@@ -33,8 +33,7 @@ class RedisWebhookLedger:
         return int(streak)
 
     async def endpoint(self, endpoint_id: str) -> EndpointState:
-        client = await self._connection.client()
-        failures, disabled_at, reason = await client.hmget(
+        failures, disabled_at, reason = await self._connection.hmget(
             self._connection.keys("wh", "endpoint", endpoint_id),
             ["failures", "disabled_at", "disabled_reason"],
         )
@@ -50,14 +49,10 @@ class RedisWebhookLedger:
     async def attempts(self, endpoint_id: str, *, limit: int = 50) -> Sequence[WebhookAttempt]:
         if limit <= 0:
             return []
-        client = await self._connection.client()
-        ids: list[str] = await client.zrevrange(
+        ids = await self._connection.zrevrange(
             self._connection.keys("wh", "by-endpoint", endpoint_id), 0, limit - 1
         )
-        if not ids:
-            return []
-        async with client.pipeline(transaction=False) as pipe:
-            for attempt_id in ids:
-                pipe.hget(self._connection.keys("wh", "attempt", attempt_id), "doc")
-            documents: list[str | None] = await pipe.execute()
+        documents = await self._connection.commands(
+            *(("HGET", self._connection.keys("wh", "attempt", i), "doc") for i in ids)
+        )
         return [WebhookAttempt(**json.loads(d)) for d in documents if d is not None]
