@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 
 import asyncpg
 import pytest
-from redis_server import RedisServer
+from redis_server import RedisServer, delete_prefix
 
 
 @pytest.fixture(scope="session")
@@ -79,10 +79,6 @@ def redis_url() -> Iterator[str]:
 @pytest.fixture
 def redis_prefix(redis_url: str) -> Iterator[str]:
     """A fresh key prefix for this test; its keys are deleted afterwards."""
-    from redis import Redis
-
     prefix = f"ferry_t_{uuid.uuid4().hex[:12]}"
     yield prefix
-    with Redis.from_url(redis_url) as client:
-        for key in client.scan_iter(match="{" + prefix + "}:*", count=1_000):
-            client.unlink(key)
+    delete_prefix(redis_url, prefix)

@@ -101,3 +101,12 @@ class RedisServer:
                 return connection.recv(64).startswith(b"+PONG")
         except OSError:
             return False
+
+
+def delete_prefix(url: str, prefix: str) -> None:
+    """Delete every key of driver prefix ``prefix`` on the server at ``url``."""
+    from redis import Redis
+
+    with Redis.from_url(url) as client:
+        for key in client.scan_iter(match="{" + prefix + "}:*", count=1_000):
+            client.unlink(key)

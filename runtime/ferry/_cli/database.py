@@ -1,4 +1,5 @@
-"""Which database a command talks to: ``DATABASE_URL`` (or ``--database-url``)."""
+"""Which database a command talks to: ``DATABASE_URL`` (or ``--database-url``); its scheme
+picks the driver (``ferry.drivers.job_driver_from_url``)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,18 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ferry.drivers._postgres import PostgresJobDriver, postgres_job_driver
+from ferry.drivers._from_url import DurableJobDriver, durable_job_driver_from_url
 from ferry.errors import FerryError
 
 
 def add_database_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--database-url", default=None, help="default: $DATABASE_URL")
-    parser.add_argument("--schema", default=os.environ.get("FERRY_SCHEMA", "ferry"))
+    parser.add_argument(
+        "--schema",
+        default=os.environ.get("FERRY_SCHEMA", "ferry"),
+        help="where ferry's data lives: the Postgres schema, or the Redis key prefix "
+        "(default: $FERRY_SCHEMA, else ferry)",
+    )
 
 
 def configured_dsn(args: argparse.Namespace) -> str | None:
@@ -33,17 +39,17 @@ def required_dsn(args: argparse.Namespace) -> str:
     return dsn
 
 
-def driver_for(args: argparse.Namespace) -> PostgresJobDriver:
+def driver_for(args: argparse.Namespace) -> DurableJobDriver:
     """A driver on the configured database, not yet connected."""
-    return postgres_job_driver(required_dsn(args), schema=args.schema)
+    return durable_job_driver_from_url(required_dsn(args), schema=args.schema)
 
 
-async def open_driver(args: argparse.Namespace) -> PostgresJobDriver:
+async def open_driver(args: argparse.Namespace) -> DurableJobDriver:
     """A connected, migrated driver on the configured database.
 
     Connecting and migrating is where an unreachable database (``X_DB_UNREACHABLE``), a bad
     URL (``X_DB_URL_INVALID``) and a schema this ferry must not run on (``X_SCHEMA_NEWER``,
-    ``X_SCHEMA_DRIFT``) are refused — once, here, for every command and role.
+    ``X_SCHEMA_DRIFT``; Postgres) are refused — once, here, for every command and role.
     """
     driver = driver_for(args)
     try:
@@ -57,13 +63,13 @@ async def open_driver(args: argparse.Namespace) -> PostgresJobDriver:
 @asynccontextmanager
 async def opened_driver(
     args: argparse.Namespace, *, dsn: str | None
-) -> AsyncIterator[PostgresJobDriver | None]:
+) -> AsyncIterator[DurableJobDriver | None]:
     """A second driver on ``dsn`` in the command's schema, closed afterwards; ``None`` when
     no ``dsn`` is given (e.g. the relay's outbox on the queue's own database)."""
     if not dsn:
         yield None
         return
-    driver = postgres_job_driver(dsn, schema=args.schema)
+    driver = durable_job_driver_from_url(dsn, schema=args.schema)
     try:
         await driver.open()
         yield driver

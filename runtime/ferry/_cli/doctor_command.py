@@ -19,6 +19,7 @@ from ferry._cli.database import add_database_options, open_driver, required_dsn
 from ferry._cli.envelope import Outcome
 from ferry._cli.tables import table
 from ferry._clock import SystemClock
+from ferry.drivers._from_url import REDIS_SCHEMES, scheme_of
 from ferry.drivers._postgres.ledger import read_ledger
 from ferry.drivers._postgres.queries import Queries
 from ferry.drivers._postgres.reach import connection_refusals
@@ -63,7 +64,10 @@ async def run_doctor(args: argparse.Namespace) -> Outcome:
         checks.append(Check(name, False, error.message))
         findings.append(error.to_dict())
 
-    if await _schema_checks(dsn, Queries(args.schema), checks, failed):
+    if scheme_of(dsn) in REDIS_SCHEMES:
+        checks.append(Check("migrations", True, "redis keeps no schema: nothing to migrate"))
+        await _runtime_checks(args, checks, failed)
+    elif await _schema_checks(dsn, Queries(args.schema), checks, failed):
         await _runtime_checks(args, checks, failed)
     ok = not findings
     text = table(

@@ -24,6 +24,9 @@ async def run_migrate(args: argparse.Namespace) -> Outcome:
         applied = await driver.migrate()
     finally:
         await driver.close()
+    if driver.name == "redis":
+        summary = f"redis prefix {args.schema!r} keeps no schema: nothing to migrate"
+        return Outcome("migrate", summary, {"applied": [], "migrations": [], "at": None})
     labels = {m.version: m.label for m in known_migrations()}
     names = [labels[version] for version in applied]
     newest = known_migrations()[-1].label

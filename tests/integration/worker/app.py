@@ -1,6 +1,7 @@
 """The app the worker processes under test run (``--app worker.app``).
 
-Every job records its side effects in tables of the test's schema (``FERRY_SCHEMA``), so
+Every job records its side effects in tables of the test's PostgreSQL schema
+(``FERRY_SCHEMA``, on ``EFFECTS_DATABASE_URL``, else ``DATABASE_URL``), so
 a test asserts on rows — how often each step's effect ran, by which attempt and worker —
 rather than on anything inside the worker process.
 """
@@ -50,7 +51,8 @@ async def _db() -> asyncpg.Pool:
 
 
 async def _create_pool() -> asyncpg.Pool:
-    return await asyncpg.create_pool(os.environ["DATABASE_URL"], min_size=1, max_size=4)
+    dsn = os.environ.get("EFFECTS_DATABASE_URL") or os.environ["DATABASE_URL"]
+    return await asyncpg.create_pool(dsn, min_size=1, max_size=4)
 
 
 def _schema() -> str:

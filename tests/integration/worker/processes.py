@@ -33,6 +33,9 @@ class Fleet:
     dsn: str
     schema: str
     log_dir: Path
+    driver_url: str | None = None
+    """The workers' ``DATABASE_URL`` when the queue is not on ``dsn`` (e.g. a Redis URL,
+    with ``schema`` as its key prefix); the effect tables stay on ``dsn``."""
     spawned: list[WorkerProcess] = field(default_factory=list)
 
     async def spawn(
@@ -52,7 +55,8 @@ class Fleet:
         log_path = self.log_dir / f"worker-{len(self.spawned)}.log"
         env = {
             **os.environ,
-            "DATABASE_URL": self.dsn,
+            "DATABASE_URL": self.driver_url or self.dsn,
+            "EFFECTS_DATABASE_URL": self.dsn,
             "FERRY_SCHEMA": self.schema,
             "PYTHONPATH": str(INTEGRATION_DIR),
             "METRICS_PORT": str(port),

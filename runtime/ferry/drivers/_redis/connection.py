@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
 from redis.backoff import NoBackoff
@@ -129,6 +130,11 @@ class Connection:
 
 def _client_for(url: str) -> Redis:
     try:
+        parts = urlsplit(url)
+        database = parts.path.strip("/")
+        if parts.scheme != "unix" and database and not database.isdigit():
+            # redis-py would quietly use database 0 instead.
+            raise ValueError(f"its database {database!r} is not a number")
         return Redis.from_url(url, decode_responses=True, retry=Retry(NoBackoff(), 0))
     except ValueError as error:
         raise FerryError(

@@ -125,6 +125,12 @@ class RedisJobDriver(DerivedCalls):
         """Connect and check the server answers; every other method does this first."""
         await self._connection.open()
 
+    async def migrate(self) -> list[int]:
+        """Redis keeps no schema: nothing to apply (it connects, so that a bad URL or an
+        unreachable server is refused here as on Postgres). Answers no versions."""
+        await self._connection.open()
+        return []
+
     def wake(self) -> ChannelWake:
         """This driver's one pub/sub session, on the runs channel; listening once called."""
         return self._channel(self._keys.runs_channel)

@@ -175,6 +175,11 @@ class RedisIntrospection:
         )
         return until is not None and float(until) > self._clock.now_ms()
 
+    async def server_now_ms(self) -> int:
+        """The Redis server's wall clock, in epoch ms (for the clock-skew check)."""
+        [(seconds, micros)] = await self._connection.commands(("TIME",))
+        return int(seconds) * 1_000 + int(micros) // 1_000
+
     async def pause_queue(self, queue: str) -> None:
         check_name(queue, what="queue")
         await self._connection.commands(("SADD", self._connection.keys("paused"), queue))

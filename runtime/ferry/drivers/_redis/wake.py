@@ -10,6 +10,7 @@ short interval. Waiting, health and reconnecting are ``ferry.drivers._wake``'s.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -36,13 +37,18 @@ class PubSubListener(_Listener):
         try:
             await pubsub.subscribe(*self.channels)
             self._listening()
+            loop = asyncio.get_running_loop()
+            silent_since = loop.time()
             while True:
-                # Silence for a whole probe interval: ask the server, so a session that
-                # died without a word (a dropped network path) is noticed.
                 message = await pubsub.get_message(timeout=PROBE_INTERVAL_MS / 1000)
-                if message is None:
+                if message is not None:
+                    silent_since = loop.time()
+                    if message["type"] == "message":
+                        self._arrived(message["channel"])
+                elif loop.time() - silent_since >= PROBE_INTERVAL_MS / 1000:
+                    # Silence for a whole probe interval: ask the server, so a session that
+                    # died without a word (a dropped network path) is noticed.
+                    silent_since = loop.time()
                     await pubsub.ping()
-                elif message["type"] == "message":
-                    self._arrived(message["channel"])
         finally:
             await pubsub.aclose()  # type: ignore[no-untyped-call]

@@ -1,0 +1,65 @@
+"""The key space: prefixes isolate deployments, every key carries the prefix's hash tag,
+and nothing is left growing per run once runs are pruned."""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+
+from ferry._clock import FrozenClock
+from ferry.drivers import RedisJobDriver, redis_job_driver
+from ferry.drivers.protocol import (
+    AckOptions,
+    ClaimOptions,
+    EnqueueRequest,
+    RetentionPolicy,
+    RunFilter,
+    StepRecord,
+)
+
+
+def send(key: str, queue: str = "default") -> EnqueueRequest:
+    return EnqueueRequest("send", queue, {"key": key}, key, 3, tenant="acme")
+
+
+async def test_two_prefixes_on_one_server_never_see_each_others_runs(
+    driver: RedisJobDriver, redis_url: str, clock: FrozenClock
+) -> None:
+    other = redis_job_driver(redis_url, prefix=f"{driver.prefix}-other", clock=clock)
+    try:
+        mine = await driver.enqueue(send("same-key"))
+        theirs = await other.enqueue(send("same-key"))
+        assert theirs.deduplicated is False, "an idempotency key is per prefix"
+        assert [r.id for r in await other.introspect.list_runs(RunFilter())] == [theirs.job_id]
+        assert await other.claim(ClaimOptions("w", 30_000, limit=10)) != []
+        [claimed] = await driver.claim(ClaimOptions("w", 30_000, limit=10))
+        assert claimed.id == mine.job_id
+    finally:
+        await other.close()
+
+
+async def test_every_key_carries_the_hash_tag_and_prune_leaves_nothing_per_run(
+    driver: RedisJobDriver, admin: Redis, clock: FrozenClock
+) -> None:
+    """What a week of production leaves behind: after 60 runs (with steps, slots, tenants,
+    three queues) are done and pruned, the prefix holds a fixed handful of keys."""
+    for n in range(60):
+        await driver.enqueue(send(f"k{n}", queue=f"q{n % 3}"))
+    claimed = await driver.claim(ClaimOptions("w", 30_000, limit=60))
+    assert driver.leases is not None
+    for run in claimed:
+        await driver.leases.acquire(f"cap:{run.id}", holder=run.id, limit=1, ttl_ms=30_000)
+        step = StepRecord("s", "run", 1, clock.now_ms(), clock.now_ms())
+        assert await driver.steps.record(run.id, step, worker_id="w")
+    landed = await driver.settle_many([(run.id, AckOptions("w")) for run in claimed])
+    assert landed == [True] * 60
+    await driver.introspect.revoke_session("s", until_ms=clock.now_ms() + 1)
+    clock.advance("1d")
+    report = await driver.prune(
+        RetentionPolicy(completed_ms=0, dead_ms=0, published_outbox_ms=0, batch=7)
+    )
+    assert report.completed == 60
+    tag = "{" + driver.prefix + "}:"
+    keys = sorted([key async for key in admin.scan_iter(match="*" + driver.prefix + "*")])
+    assert all(key.startswith(tag) for key in keys), keys
+    assert len(keys) <= 8, keys  # counters and registries, none per run
+    assert await driver.stats() == []
