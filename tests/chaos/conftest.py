@@ -19,11 +19,10 @@ _INTEGRATION = str(Path(__file__).resolve().parents[1] / "integration")
 if _INTEGRATION not in sys.path:
     sys.path.insert(0, _INTEGRATION)
 
+from redis_server import delete_prefix  # noqa: E402
 from worker.app import EFFECT_TABLES  # noqa: E402
 from worker.conftest import db, prepare_schema  # noqa: E402
 from worker.processes import Fleet  # noqa: E402
-
-from redis_server import delete_prefix  # noqa: E402
 
 from ferry._jobs.facade import set_job_driver  # noqa: E402
 from ferry.drivers.protocol import JobDriver  # noqa: E402

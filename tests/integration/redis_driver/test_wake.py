@@ -20,7 +20,6 @@ from ferry.drivers import RedisJobDriver, redis_job_driver
 from ferry.drivers._wake import IDLE_POLL_MAX_MS, IDLE_POLL_MAX_WAKE_PROVEN_MS, ChannelWake
 from ferry.drivers.protocol import EnqueueRequest
 
-
 T = TypeVar("T")
 
 
@@ -81,7 +80,7 @@ async def test_a_delayed_run_wakes_nobody_and_a_wake_is_kept_for_the_next_wait(
 async def test_the_runs_and_the_outbox_share_one_session(
     driver: RedisJobDriver, admin: Redis
 ) -> None:
-    runs, _ = await _listening(driver)
+    await _listening(driver)
     outbox = driver.outbox.wake()
     assert await asyncio.wait_for(outbox.wait(60_000), 10) is True  # its poll-once
     await driver.outbox.append("receipt", {"order": 1}, connection=None)
