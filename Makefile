@@ -14,15 +14,16 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 ## The whole test suite, lint and types included (what CI runs).
-## The first run also provisions what the browser and Kubernetes tests need: Debian's
-## Chromium, the control-plane binaries, Prometheus, and a Kubernetes node with the image
-## built from this checkout (built once, cached outside the repo; the image again when the
-## code changed).
+## The first run also provisions what the browser, Redis and Kubernetes tests need: Debian's
+## Chromium and redis-server, the control-plane binaries, Prometheus, and a Kubernetes node
+## with the image built from this checkout (built once, cached outside the repo; the image
+## again when the code changed).
 test: install lint test-assets
 	$(PY) -m pytest -q
 
 test-assets:
 	bash scripts/install-browser.sh
+	bash scripts/install-redis.sh
 	$(MAKE) envtest
 	$(MAKE) prometheus
 	$(MAKE) node

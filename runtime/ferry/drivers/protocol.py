@@ -5,9 +5,9 @@ concurrency slots, the scheduler's leadership and last ticks, the outbox, the we
 ledger, the backfill ledger, introspection, retention, and moving runs to another store
 (``RunTransfer``, what ``ferry jobs drain`` runs on). It opens one pool and one
 LISTEN session (where its store has one) and hands the stores out as properties; nothing
-outside ``ferry.drivers`` opens a database. Memory and Postgres implement all of it, and
-``tests/conformance`` runs every behaviour — the worker's real claim and settle path
-included — on each.
+outside ``ferry.drivers`` opens a database. Memory, Postgres and Redis implement all of
+it, and ``tests/conformance`` runs every behaviour — the worker's real claim and settle
+path included — on each.
 
 Attempt accounting lives in the driver so that a crash counts: ``claim`` increments the
 attempt, and only the settles ``ferry.drivers.settle`` names as uncounted (``interrupted``,
