@@ -1,7 +1,8 @@
-"""``python -m bench``: one local PostgreSQL, three queues, one table.
+"""``python -m bench``: one local PostgreSQL (and Redis), the queues, one table.
 
-Runs ferry, pgqueuer and procrastinate on the same workloads, each in a fresh database
-on the same server, prints the table and (for a full run) writes it to bench/README.md.
+Runs ferry (on Postgres and on Redis), pgqueuer and procrastinate on the same workloads,
+each in a fresh database (a fresh key prefix on Redis), prints the table and (for a full
+run) writes it to bench/README.md.
 Workloads run one after the other with the systems interleaved, so a burst of load from
 elsewhere on the machine does not land on one system only. Every workload is bounded in
 count and time; nothing is asserted.
@@ -14,7 +15,9 @@ import asyncio
 import os
 import time
 from collections import defaultdict
+from contextlib import ExitStack
 
+from bench import redis as redis_server
 from bench.claim_latency import claim_latency
 from bench.report import Results, SystemFigures, package_versions, render, write_readme
 from bench.server import describe, fresh_database, local_server
@@ -108,9 +111,14 @@ async def run(names: list[str], sizes: Sizes, *, quick: bool, write: bool) -> No
     load_before = os.getloadavg()[0]
     systems = [load_system(name) for name in names]
     figures = {name: SystemFigures() for name in names}
-    with local_server() as server_dsn:
+    redis = None
+    with ExitStack() as servers:
+        server_dsn = servers.enter_context(local_server())
         server = await describe(server_dsn)
         _say(f"{server.version} ({server.where}), fsync={server.fsync}")
+        if "ferry-redis" in names:
+            redis = redis_server.describe(servers.enter_context(redis_server.local_redis()))
+            _say(redis)
         await measure_enqueue(systems, server_dsn, sizes, figures)
         await measure_end_to_end(systems, server_dsn, sizes, figures)
         for system in systems:
@@ -131,6 +139,7 @@ async def run(names: list[str], sizes: Sizes, *, quick: bool, write: bool) -> No
         systems=figures,
         versions=package_versions(),
         claim=claim,
+        redis=redis,
         seconds=time.perf_counter() - started,
         load=(load_before, os.getloadavg()[0]),
     )

@@ -19,7 +19,7 @@ from bench.stats import Percentiles, Rate
 
 README = Path(__file__).with_name("README.md")
 _BEGIN, _END = "<!-- bench:results:begin -->", "<!-- bench:results:end -->"
-_PACKAGES = ("ferry", "pgqueuer", "procrastinate", "asyncpg", "psycopg")
+_PACKAGES = ("ferry", "pgqueuer", "procrastinate", "asyncpg", "psycopg", "redis")
 _WAKE_P99_CEILING_MS = 10.0
 
 
@@ -48,6 +48,8 @@ class Results:
     systems: dict[str, SystemFigures]
     versions: dict[str, str]
     claim: ClaimLatency | None = None
+    redis: str | None = None
+    """The Redis server ``ferry-redis`` ran on (version and persistence), if it ran."""
     seconds: float = 0.0
     load: tuple[float, float] = (0.0, 0.0)
     """The machine's 1-minute load average before and after the run."""
@@ -86,7 +88,7 @@ def table(results: Results) -> str:
     """The Markdown table (it reads as well in a terminal as in the README)."""
     names = list(results.systems)
     ferry = results.systems.get("ferry")
-    peers = [f for n, f in results.systems.items() if n != "ferry"]
+    peers = [f for n, f in results.systems.items() if not n.startswith("ferry")]
     sizes = results.sizes
     header = ["workload", *(f"{n} {results.versions.get(n, '')}" for n in names)]
     header += ["target (ferry)", "ferry vs target"]
@@ -222,6 +224,11 @@ def environment(results: Results) -> str:
             f"- Server: {server.version} ({server.where}), fsync={server.fsync}, "
             f"synchronous_commit={server.synchronous_commit}; workers and the bench share "
             "the machine with it",
+            *(
+                [f"- Redis (ferry-redis): {results.redis}, on the same machine"]
+                if results.redis
+                else []
+            ),
             f"- Python {platform.python_version()}; {packages}; ferry source {_revision()}",
         ]
     )

@@ -21,9 +21,7 @@ import sys
 import time
 from asyncio import FIRST_COMPLETED
 
-import asyncpg
-
-from bench.systems import SYSTEM_NAMES, load_system
+from bench.systems import SYSTEM_NAMES, System, load_system
 
 _SETTLE_POLL_S = 0.01
 _STOP_TIMEOUT_S = 30.0
@@ -82,9 +80,7 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(tally.all_ran.wait(), timeout=deadline - time.perf_counter())
     if args.mode == "drain":
-        settled = tally.all_ran.is_set() and await _settled(
-            args.dsn, system.unsettled_query, deadline
-        )
+        settled = tally.all_ran.is_set() and await _settled(system, args.dsn, deadline)
         ended = time.perf_counter()
         started = tally.first_at if tally.first_at is not None else ended
         result = {"jobs": tally.count, "seconds": ended - started, "complete": settled}
@@ -95,16 +91,12 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
     return result
 
 
-async def _settled(dsn: str, unsettled_query: str, deadline: float) -> bool:
+async def _settled(system: System, dsn: str, deadline: float) -> bool:
     """Poll until the system counts no unfinished job; False if the deadline passes first."""
-    connection = await asyncpg.connect(dsn)
-    try:
-        while time.perf_counter() < deadline:
-            if await connection.fetchval(unsettled_query) == 0:
-                return True
-            await asyncio.sleep(_SETTLE_POLL_S)
-    finally:
-        await connection.close()
+    while time.perf_counter() < deadline:
+        if await system.unsettled(dsn) == 0:
+            return True
+        await asyncio.sleep(_SETTLE_POLL_S)
     return False
 
 

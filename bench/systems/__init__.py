@@ -1,4 +1,5 @@
-"""The three queues under test, each behind the same small seam.
+"""The queues under test (ferry on Postgres and on Redis, pgqueuer, procrastinate), each
+behind the same small seam.
 
 A system installs itself into a fresh database, hands out a producer (its own enqueue
 and batch enqueue APIs), runs its own natural worker with a no-op job, and counts the
@@ -11,6 +12,8 @@ import asyncio
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import Protocol, TypedDict
+
+import asyncpg
 
 
 class Payload(TypedDict):
@@ -48,8 +51,8 @@ class System(Protocol):
     async def producer(self, dsn: str) -> Producer:
         """An open producer on ``dsn``."""
 
-    unsettled_query: str
-    """SQL counting the jobs still queued or running (``0`` once the queue is drained)."""
+    async def unsettled(self, dsn: str) -> int:
+        """How many jobs are still queued or running (``0`` once the queue is drained)."""
 
     def worker_settings(self, concurrency: int | None, batch_size: int | None) -> str:
         """How ``work`` configures the system's worker, for the table's footnotes."""
@@ -70,11 +73,23 @@ class System(Protocol):
         """
 
 
-SYSTEM_NAMES = ("ferry", "pgqueuer", "procrastinate")
+SYSTEM_NAMES = ("ferry", "ferry-redis", "pgqueuer", "procrastinate")
 
 
 def load_system(name: str) -> System:
     """The system called ``name`` (its module is imported only when asked for)."""
-    module = import_module(f"bench.systems.{name}_system")
+    module = import_module(f"bench.systems.{name.replace('-', '_')}_system")
     system: System = module.SYSTEM
     return system
+
+
+_counting: dict[str, asyncpg.Connection] = {}
+
+
+async def count_rows(dsn: str, query: str) -> int:
+    """``query``'s count on ``dsn``, over one connection kept for the process (the drain
+    polls this every few milliseconds)."""
+    connection = _counting.get(dsn)
+    if connection is None or connection.is_closed():
+        connection = _counting[dsn] = await asyncpg.connect(dsn)
+    return int(await connection.fetchval(query))

@@ -1,4 +1,5 @@
-"""ferry through its public API: ``@job``, ``.enqueue``/``.enqueue_many``, ``job_worker``."""
+"""ferry through its public API: ``@job``, ``.enqueue``/``.enqueue_many``, ``job_worker``
+— on its Postgres driver here, on its Redis driver in ``ferry_redis_system``."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from bench.systems import OnJob, Payload
+from bench.systems import OnJob, Payload, count_rows
 from ferry import job, set_job_driver
 from ferry._worker import job_worker
-from ferry.drivers import PostgresJobDriver, postgres_job_driver
+from ferry.drivers import PostgresJobDriver, RedisJobDriver, postgres_job_driver
 
 _hook: list[OnJob] = []
 _DEFAULT_CONCURRENCY = 10
@@ -33,7 +34,7 @@ async def noop(input: NoopInput) -> None:
 class FerryProducer:
     """Enqueues through the job handle, as an application does."""
 
-    def __init__(self, driver: PostgresJobDriver) -> None:
+    def __init__(self, driver: PostgresJobDriver | RedisJobDriver) -> None:
         self._driver = driver
 
     async def enqueue(self, payload: Payload) -> None:
@@ -51,15 +52,21 @@ class FerrySystem:
     """ferry on its Postgres driver (default schema, default pool)."""
 
     name = "ferry"
-    unsettled_query = "SELECT count(*) FROM ferry.jobs WHERE state <> 'completed'"
+
+    def driver(self, dsn: str) -> PostgresJobDriver | RedisJobDriver:
+        """A driver with its defaults on the workload's fresh database."""
+        return postgres_job_driver(dsn)
+
+    async def unsettled(self, dsn: str) -> int:
+        return await count_rows(dsn, "SELECT count(*) FROM ferry.jobs WHERE state <> 'completed'")
 
     async def install(self, dsn: str) -> None:
-        driver = postgres_job_driver(dsn)
+        driver = self.driver(dsn)
         await driver.open()
         await driver.close()
 
     async def producer(self, dsn: str) -> FerryProducer:
-        driver = postgres_job_driver(dsn)
+        driver = self.driver(dsn)
         await driver.open()
         set_job_driver(driver)
         return FerryProducer(driver)
@@ -78,7 +85,7 @@ class FerrySystem:
         stop: asyncio.Event,
     ) -> None:
         _hook[:] = [on_job]
-        driver = postgres_job_driver(dsn)
+        driver = self.driver(dsn)
         await driver.open()
         worker = job_worker(
             driver=driver, jobs=[noop], concurrency=concurrency or _DEFAULT_CONCURRENCY

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import asyncpg
 from pgqueuer import AsyncpgDriver, Job, Queries, QueueManager
 
-from bench.systems import OnJob, Payload
+from bench.systems import OnJob, Payload, count_rows
 
 DEFAULT_BATCH_SIZE = 10
 """``QueueManager.run(batch_size=...)``'s default in pgqueuer 1.6.0."""
@@ -42,8 +42,10 @@ class PgqueuerSystem:
     """pgqueuer with its default (durable) tables."""
 
     name = "pgqueuer"
+
     # Finished jobs move from the queue table to the log table.
-    unsettled_query = "SELECT count(*) FROM pgqueuer"
+    async def unsettled(self, dsn: str) -> int:
+        return await count_rows(dsn, "SELECT count(*) FROM pgqueuer")
 
     async def install(self, dsn: str) -> None:
         connection = await asyncpg.connect(dsn)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from procrastinate import App, PsycopgConnector
 from procrastinate.types import JSONDict
 
-from bench.systems import OnJob, Payload
+from bench.systems import OnJob, Payload, count_rows
 
 _hook: list[OnJob] = []
 
@@ -46,7 +46,11 @@ class ProcrastinateSystem:
     """procrastinate on psycopg, default worker options (listen/notify on)."""
 
     name = "procrastinate"
-    unsettled_query = "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')"
+
+    async def unsettled(self, dsn: str) -> int:
+        return await count_rows(
+            dsn, "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')"
+        )
 
     async def install(self, dsn: str) -> None:
         async with _app(dsn).open_async() as app:

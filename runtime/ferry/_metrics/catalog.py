@@ -85,7 +85,7 @@ class WorkerMetrics:
         )
         self.wake_healthy = Gauge(
             "job_wake_listener_healthy",
-            "1 while the push channel that wakes idle workers (LISTEN, pub/sub) is connected, else 0.",
+            "1 while the push channel waking idle workers (LISTEN, pub/sub) is up, else 0.",
             registry=registry,
         )
 

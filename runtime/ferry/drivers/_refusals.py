@@ -23,3 +23,15 @@ def run_in_wrong_state(
         f'run {job_id} of job "{job_name}" is {state}; only {allowed} runs can be {action}',
         f"check the run with `ferry jobs show {job_id}` first",
     )
+
+
+def no_transaction_to_join(what: str, driver: str, fix: str) -> FerryError:
+    """``X_DRIVER_NO_TRANSACTIONS``: ``what`` (e.g. ``'enqueue of job "send"'``) asked to
+    join a transaction, and ``driver`` keeps nothing in the application's database — a
+    refusal rather than a write that silently does not join."""
+    return FerryError(
+        "X_DRIVER_NO_TRANSACTIONS",
+        f"{what} asked to join a transaction, and the {driver} driver has no transaction of "
+        "the application's to join",
+        fix,
+    )

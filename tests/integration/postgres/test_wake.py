@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
+from wake_health import HealthLog
 
 from ferry._clock import FrozenClock
 from ferry.drivers._postgres import PostgresJobDriver, postgres_job_driver
@@ -23,17 +24,6 @@ from ferry.drivers._postgres.wake import (
 from ferry.drivers.protocol import MovedRun
 
 from .helpers import eventually, send
-
-
-class HealthLog:
-    """The wake's health changes, in order."""
-
-    def __init__(self, wake: ChannelWake) -> None:
-        self.changes: asyncio.Queue[bool] = asyncio.Queue()
-        wake.add_health_listener(self.changes.put_nowait)
-
-    async def next(self) -> bool:
-        return await asyncio.wait_for(self.changes.get(), 10)
 
 
 async def _listening(driver: PostgresJobDriver) -> tuple[ChannelWake, HealthLog]:

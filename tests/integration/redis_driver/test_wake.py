@@ -14,6 +14,7 @@ from typing import TypeVar
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis_server import RedisServer
+from wake_health import HealthLog
 
 from ferry._clock import FrozenClock
 from ferry.drivers import RedisJobDriver, redis_job_driver
@@ -38,17 +39,6 @@ async def _as_a_role_would(call: Callable[[], Awaitable[T]]) -> T:
     return await call()
 
 
-class HealthLog:
-    """The wake's health changes, in order."""
-
-    def __init__(self, wake: ChannelWake) -> None:
-        self.changes: asyncio.Queue[bool] = asyncio.Queue()
-        wake.add_health_listener(self.changes.put_nowait)
-
-    async def next(self) -> bool:
-        return await asyncio.wait_for(self.changes.get(), 10)
-
-
 async def _listening(driver: RedisJobDriver) -> tuple[ChannelWake, HealthLog]:
     """The driver's wake once it listens, its (re)subscribe's poll-once consumed."""
     wake = driver.wake()
@@ -56,6 +46,16 @@ async def _listening(driver: RedisJobDriver) -> tuple[ChannelWake, HealthLog]:
     assert await health.next() is True
     assert await wake.wait(0) is True
     return wake, health
+
+
+async def _heals(wake: ChannelWake, health: HealthLog, clock: FrozenClock) -> None:
+    """The session was lost: the wake says so, polls sooner, and once the reconnect backoff
+    has passed on the clock it listens again and polls once."""
+    assert await health.next() is False
+    assert wake.idle_poll_ms == IDLE_POLL_MAX_MS  # poll sooner while deaf
+    clock.advance("1s")  # past the reconnect backoff
+    assert await health.next() is True
+    assert await wake.wait(0) is True  # the resubscribe's own poll-once
 
 
 async def test_an_enqueue_wakes_a_waiting_worker(driver: RedisJobDriver) -> None:
@@ -95,11 +95,7 @@ async def test_the_wake_heals_after_its_session_is_killed(
 ) -> None:
     wake, health = await _listening(driver)
     assert await admin.client_kill_filter(_type="pubsub") >= 1
-    assert await health.next() is False
-    assert wake.idle_poll_ms == IDLE_POLL_MAX_MS  # poll sooner while deaf
-    clock.advance("1s")  # past the reconnect backoff
-    assert await health.next() is True
-    assert await wake.wait(0) is True  # the resubscribe's own poll-once
+    await _heals(wake, health, clock)
     waiter = asyncio.create_task(wake.wait(60_000))
     await driver.enqueue(send("after-healing"))
     assert await asyncio.wait_for(waiter, 10) is True
@@ -113,10 +109,7 @@ async def test_the_wake_and_the_driver_outlive_a_server_restart(
         wake, health = await _listening(driver)
         first = await driver.enqueue(send("before"))
         await asyncio.to_thread(private_server.restart)
-        assert await health.next() is False
-        clock.advance("1s")
-        assert await health.next() is True
-        assert await wake.wait(0) is True
+        await _heals(wake, health, clock)
         again = await _as_a_role_would(lambda: driver.enqueue(send("before")))
         assert (again.job_id, again.deduplicated) == (first.job_id, True), "the run survived"
     finally:

@@ -47,9 +47,7 @@ class PartnerApp:
         return self.events.get(delivery.event_id)
 
 
-def declare(
-    app: PartnerApp, ledger: WebhookLedger | None, **options: Any
-) -> JobHandle[Any, Any]:
+def declare(app: PartnerApp, ledger: WebhookLedger | None, **options: Any) -> JobHandle[Any, Any]:
     """A webhook with a name of its own (names are global to the process) to loopback."""
     options.setdefault("allow_private", True)
     return webhook(

@@ -22,6 +22,7 @@ from ferry.drivers._memory.steps import MemoryStepStore
 from ferry.drivers._memory.transfer import MemoryTransfer
 from ferry.drivers._memory.wake import MemoryWake
 from ferry.drivers._memory.webhooks import MemoryWebhookLedger
+from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers.protocol import (
     JOB_STATES,
     AckOptions,
@@ -133,10 +134,9 @@ class MemoryJobDriver(DerivedCalls):
     def _enqueue(self, request: EnqueueRequest) -> EnqueueResult:
         self._check_open()
         if request.connection is not None:
-            raise FerryError(
-                "X_DRIVER_NO_TRANSACTIONS",
-                f'enqueue of job "{request.name}" asked to join a transaction, and the '
-                "memory driver has no transactions to join",
+            raise no_transaction_to_join(
+                f'enqueue of job "{request.name}"',
+                "memory",
                 "use postgres_job_driver() for transactional enqueue; in tests, run the "
                 "harness on Postgres, or enqueue without connection=",
             )

@@ -10,8 +10,8 @@ from typing import Any
 from ferry._clock import Clock
 from ferry.drivers._memory.wake import MemoryWake
 from ferry.drivers._outbox import checked_entry
+from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers.protocol import JsonValue, OutboxEntry
-from ferry.errors import FerryError
 
 
 @dataclass
@@ -39,10 +39,9 @@ class MemoryOutbox:
     async def append(self, type: str, payload: Any, *, connection: Any) -> str:
         document = checked_entry(type, payload)
         if connection is not None:
-            raise FerryError(
-                "X_DRIVER_NO_TRANSACTIONS",
-                f'outbox append of "{type}" asked to join a transaction, and the memory '
-                "driver has no transactions to join",
+            raise no_transaction_to_join(
+                f'outbox append of "{type}"',
+                "memory",
                 "use the postgres driver's outbox for transactional appends; with the "
                 "memory driver pass connection=None (the entry is written at once)",
             )

@@ -32,6 +32,7 @@ from ferry.drivers._redis.scheduler import RedisSchedulerStore
 from ferry.drivers._redis.steps import RedisStepStore
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._redis.webhooks import RedisWebhookLedger
+from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._wake import ChannelWake
 from ferry.drivers.protocol import (
     AckOptions,
@@ -48,7 +49,6 @@ from ferry.drivers.protocol import (
     Settle,
 )
 from ferry.drivers.settle import CANCELLED_BY_OPERATOR, DerivedCalls, first_of_each, transition
-from ferry.errors import FerryError
 
 
 class RedisJobDriver(DerivedCalls):
@@ -147,10 +147,9 @@ class RedisJobDriver(DerivedCalls):
             return []
         joining = next((r for r in requests if r.connection is not None), None)
         if joining is not None:
-            raise FerryError(
-                "X_DRIVER_NO_TRANSACTIONS",
-                f'enqueue of job "{joining.name}" asked to join a transaction, and redis has '
-                "no transaction of the application's to join",
+            raise no_transaction_to_join(
+                f'enqueue of job "{joining.name}"',
+                "redis",
                 "enqueue without connection= (the run is written at once), or append to the "
                 "outbox of the application's SQL database (postgres_job_driver(...).outbox) "
                 "in its transaction and let the relay enqueue here",

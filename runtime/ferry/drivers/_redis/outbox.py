@@ -17,9 +17,9 @@ from ferry._clock import Clock
 from ferry.drivers._outbox import checked_entry
 from ferry.drivers._redis.codec import from_json_text, json_text
 from ferry.drivers._redis.connection import Connection
+from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._wake import ChannelWake
 from ferry.drivers.protocol import OutboxEntry
-from ferry.errors import FerryError
 
 
 class RedisOutbox:
@@ -36,11 +36,9 @@ class RedisOutbox:
     async def append(self, type: str, payload: Any, *, connection: Any) -> str:
         document = checked_entry(type, payload)
         if connection is not None:
-            raise FerryError(
-                "X_DRIVER_NO_TRANSACTIONS",
-                f'outbox append of "{type}" asked to join a transaction on a '
-                f"{_type_name(connection)}, and redis has no transaction of the "
-                "application's to join",
+            raise no_transaction_to_join(
+                f'outbox append of "{type}"',
+                "redis",
                 "append with connection=None (the entry is written at once), or keep the "
                 "outbox in the application's SQL database (postgres_job_driver(...).outbox) "
                 "so the entry commits with the business write",
@@ -89,7 +87,3 @@ class RedisOutbox:
             ("ZCARD", self._connection.keys("outbox", "leased")),
         )
         return int(new) + int(leased)
-
-
-def _type_name(value: object) -> str:
-    return type(value).__name__
