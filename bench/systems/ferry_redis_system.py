@@ -21,21 +21,25 @@ class FerryRedisSystem(FerrySystem):
 
     name = "ferry-redis"
 
+    def __init__(self) -> None:
+        self._counting: dict[str, RedisJobDriver] = {}
+
     def driver(self, dsn: str) -> RedisJobDriver:
         prefix = urlsplit(dsn).path.strip("/")
         return redis_job_driver(os.environ[REDIS_URL_VARIABLE], prefix=prefix)
 
     async def unsettled(self, dsn: str) -> int:
-        driver = self.driver(dsn)
-        try:
-            return sum(
-                count
-                for queue in await driver.stats()
-                for state, count in queue.counts.items()
-                if state != "completed"
-            )
-        finally:
-            await driver.close()
+        """Counted by ``stats()`` over one driver kept for the process (the drain polls
+        this every few milliseconds)."""
+        driver = self._counting.get(dsn)
+        if driver is None:
+            driver = self._counting[dsn] = self.driver(dsn)
+        return sum(
+            count
+            for queue in await driver.stats()
+            for state, count in queue.counts.items()
+            if state != "completed"
+        )
 
 
 SYSTEM = FerryRedisSystem()
