@@ -5,15 +5,5 @@
 # and a redis-server started by the package elsewhere is left alone.
 # Idempotent: does nothing when redis-server is already on the PATH.
 set -euo pipefail
-if command -v redis-server >/dev/null 2>&1; then
-    echo "redis-server present: $(redis-server --version)"
-    exit 0
-fi
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    SUDO="sudo"
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends redis-server
-echo "redis-server installed: $(redis-server --version)"
+. "$(dirname "$0")/lib/apt-install.sh"
+apt_install_once redis-server redis-server -- redis-server --version

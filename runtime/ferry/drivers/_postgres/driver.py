@@ -34,6 +34,7 @@ from ferry.drivers._postgres.steps import PostgresStepStore
 from ferry.drivers._postgres.transfer import PostgresTransfer
 from ferry.drivers._postgres.wake import ChannelWake, Listener
 from ferry.drivers._postgres.webhooks import PostgresWebhookLedger
+from ferry.drivers._retention import pruned_in_batches
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
@@ -267,16 +268,15 @@ class PostgresJobDriver(DerivedCalls):
         now = self._clock.now_ms()
 
         async def batches(query: str, retention_ms: int | None, *extra: object) -> int:
-            if retention_ms is None:
-                return 0
-            pruned = 0
-            while True:
+            async def delete_before(cutoff_ms: int, batch: int) -> int:
                 deleted: int = await pool.fetchval(
-                    self._db.queries[query], now - retention_ms, policy.batch, *extra
+                    self._db.queries[query], cutoff_ms, batch, *extra
                 )
-                pruned += deleted
-                if deleted < policy.batch:
-                    return pruned
+                return deleted
+
+            return await pruned_in_batches(
+                delete_before, retention_ms, now_ms=now, batch=policy.batch
+            )
 
         return PruneReport(
             completed=await batches("prune_jobs", policy.completed_ms, ["completed", "cancelled"]),

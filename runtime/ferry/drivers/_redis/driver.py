@@ -33,6 +33,7 @@ from ferry.drivers._redis.steps import RedisStepStore
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._redis.webhooks import RedisWebhookLedger
 from ferry.drivers._refusals import no_transaction_to_join
+from ferry.drivers._retention import pruned_in_batches
 from ferry.drivers._wake import ChannelWake
 from ferry.drivers.protocol import (
     AckOptions,
@@ -228,16 +229,12 @@ class RedisJobDriver(DerivedCalls):
         now = self._clock.now_ms()
 
         async def batches(script: str, retention_ms: int | None, *extra: str) -> int:
-            if retention_ms is None:
-                return 0
-            pruned = 0
-            while True:
-                deleted = int(
-                    await self._connection.run(script, now - retention_ms, policy.batch, *extra)
-                )
-                pruned += deleted
-                if deleted < policy.batch:
-                    return pruned
+            async def delete_before(cutoff_ms: int, batch: int) -> int:
+                return int(await self._connection.run(script, cutoff_ms, batch, *extra))
+
+            return await pruned_in_batches(
+                delete_before, retention_ms, now_ms=now, batch=policy.batch
+            )
 
         return PruneReport(
             completed=await batches("prune_runs", policy.completed_ms, "completed", "cancelled"),
