@@ -51,10 +51,26 @@ async def driver(
 
 @pytest.fixture
 async def other_driver(
-    driver: JobDriver, clock: FrozenClock, postgres_dsn: str, new_pg_schema: Callable[[], str]
+    driver: JobDriver,
+    clock: FrozenClock,
+    postgres_dsn: str,
+    new_pg_schema: Callable[[], str],
+    request: pytest.FixtureRequest,
 ) -> AsyncIterator[JobDriver]:
     """A second, empty store of the test driver's kind on the same clock (Postgres: another
-    schema): where a drain moves the test driver's runs to."""
+    schema, Redis: another key prefix): where a drain moves the test driver's runs to."""
+    if driver.name == "redis":
+        from redis_server import delete_prefix
+
+        from ferry.drivers import redis_job_driver
+
+        url = request.getfixturevalue("redis_url")
+        prefix = request.getfixturevalue("redis_prefix") + "-other"
+        redis = redis_job_driver(url, prefix=prefix, clock=clock)
+        yield redis
+        await redis.close()
+        delete_prefix(url, prefix)
+        return
     if driver.name == "memory":
         from ferry.drivers import memory_job_driver
 
@@ -74,7 +90,11 @@ Reopen = Callable[[], Awaitable[JobDriver]]
 
 @pytest.fixture
 async def reopen(
-    driver: JobDriver, clock: FrozenClock, postgres_dsn: str, pg_schema: str
+    driver: JobDriver,
+    clock: FrozenClock,
+    postgres_dsn: str,
+    pg_schema: str,
+    request: pytest.FixtureRequest,
 ) -> AsyncIterator[Reopen]:
     """A new driver on the test driver's store, as a process starting after a crash gets.
     The memory store is its driver object (nothing of it outlives a crash), so there the
@@ -84,9 +104,17 @@ async def reopen(
     async def reopen() -> JobDriver:
         if driver.name == "memory":
             return driver
-        from ferry.drivers import postgres_job_driver
+        fresh: JobDriver
+        if driver.name == "redis":
+            from ferry.drivers import RedisJobDriver, redis_job_driver
 
-        fresh = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
+            assert isinstance(driver, RedisJobDriver)
+            url = request.getfixturevalue("redis_url")
+            fresh = redis_job_driver(url, prefix=driver.prefix, clock=clock)
+        else:
+            from ferry.drivers import postgres_job_driver
+
+            fresh = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
         opened.append(fresh)
         return fresh
 

@@ -16,7 +16,6 @@ from ferry._cli.tables import fields, table
 from ferry._duration import to_ms
 from ferry._preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
-from ferry.errors import FerryError
 
 Command = Callable[[argparse.Namespace, JobDriver], Awaitable[Outcome]]
 

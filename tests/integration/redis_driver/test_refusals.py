@@ -58,11 +58,13 @@ def test_a_url_of_no_known_scheme_is_refused() -> None:
     with pytest.raises(FerryError) as refused:
         job_driver_from_url("mysql://u:pw@h/db")
     assert refused.value.code == "X_DB_URL_INVALID"
-    assert "'mysql'" in refused.value.message and "pw" not in refused.value.message
+    assert '"mysql://"' in refused.value.message and "pw" not in refused.value.message
+    assert "redis://" in refused.value.fix
 
 
 def test_the_url_picks_the_driver() -> None:
-    assert job_driver_from_url("redis://h:6379/0", namespace="app").name == "redis"
+    redis = job_driver_from_url("redis://:pw@H:6379/2", schema="app")
+    assert (redis.name, redis.location) == ("redis", "redis://h:6379/2?prefix=app")
     assert job_driver_from_url("postgresql://u@h/db").name == "postgres"
 
 

@@ -24,6 +24,7 @@ from ferry.drivers._postgres.columns import (
     step_of,
 )
 from ferry.drivers._postgres.database import Database
+from ferry.drivers._transfer import answer_for
 from ferry.drivers.protocol import ImportResult, MovedRun, StepRecord
 
 Connection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
@@ -79,7 +80,7 @@ class PostgresTransfer:
                 # A key whose run was deleted between the two statements is free again.
                 pending = [run for run in skipped if run.idempotency_key not in found]
         return [
-            _answer(found[run.idempotency_key], firsts[run.idempotency_key], run) for run in runs
+            answer_for(found[run.idempotency_key], firsts[run.idempotency_key], run) for run in runs
         ]
 
     async def remove(self, drain_id: str, job_ids: Sequence[str]) -> list[str]:
@@ -126,20 +127,6 @@ class PostgresTransfer:
             )
             for row in rows
         }
-
-
-def _answer(first_answer: ImportResult, first: MovedRun, run: MovedRun) -> ImportResult:
-    """The answer for ``run``: its key's, or — offered again in the same call — ``present``
-    for the same run as the first offer and ``collision`` for a different one."""
-    if run is first or first_answer.outcome == "collision":
-        return first_answer
-    same = (run.name, run.queue, run.payload, run.created_at_ms) == (
-        first.name,
-        first.queue,
-        first.payload,
-        first.created_at_ms,
-    )
-    return ImportResult("present" if same else "collision", first_answer.job_id)
 
 
 def _run_row(run: MovedRun) -> tuple[Any, ...]:

@@ -21,7 +21,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from ferry.drivers._redis.keyspace import Keyspace
+from ferry.drivers._redis.keyspace import Keyspace, client_location, store_location
 from ferry.drivers._redis.scripts import Scripts
 from ferry.drivers._urls import redacted, scrubbed
 from ferry.errors import FerryError
@@ -111,6 +111,14 @@ class Connection:
             for command in commands:
                 pipe.execute_command(*command)
             return await pipe.execute()
+
+    @property
+    def location(self) -> str:
+        """Where the runs live, credential-free (``JobDriver.location``)."""
+        if self._url is not None:
+            return store_location(self._url, self.keys.prefix)
+        assert self._client is not None
+        return client_location(self._client.connection_pool.connection_kwargs, self.keys.prefix)
 
     def check_open(self) -> None:
         """Refuse use after ``close``."""

@@ -30,6 +30,7 @@ from ferry.drivers._redis.leases import RedisLeaseStore
 from ferry.drivers._redis.outbox import RedisOutbox
 from ferry.drivers._redis.scheduler import RedisSchedulerStore
 from ferry.drivers._redis.steps import RedisStepStore
+from ferry.drivers._redis.transfer import RedisTransfer
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._redis.webhooks import RedisWebhookLedger
 from ferry.drivers._refusals import no_transaction_to_join
@@ -76,6 +77,7 @@ class RedisJobDriver(DerivedCalls):
             self._connection, clock, lambda: self._channel(self._keys.outbox_channel)
         )
         self._webhooks = RedisWebhookLedger(self._connection)
+        self._transfer = RedisTransfer(self._connection, clock)
 
     @property
     def name(self) -> str:
@@ -93,6 +95,15 @@ class RedisJobDriver(DerivedCalls):
     @property
     def max_payload_bytes(self) -> int:
         return self._max_payload_bytes
+
+    @property
+    def location(self) -> str:
+        """``redis://host:6379/0?prefix=ferry``: the server, database and prefix, no password."""
+        return self._connection.location
+
+    @property
+    def transfer(self) -> RedisTransfer:
+        return self._transfer
 
     @property
     def steps(self) -> RedisStepStore:

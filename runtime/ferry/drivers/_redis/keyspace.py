@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from ferry.errors import FerryError
 
+DEFAULT_PORT = 6379
 _PREFIX = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
 
@@ -51,3 +55,26 @@ def run_id(job_id: str) -> str | None:
     if job_id.isascii() and job_id.isdigit() and not job_id.startswith("0"):
         return job_id
     return None
+
+
+def store_location(url: str, prefix: str) -> str:
+    """``redis://host:port/db?prefix=name`` from ``url``: no password, the port and database
+    spelled out, ``rediss://`` named like ``redis://`` — so two URLs for one store answer
+    alike (``JobDriver.location``). A socket is ``unix:///path?db=n&prefix=name``."""
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query))
+    if parts.scheme == "unix":
+        return f"unix://{parts.path}?db={query.get('db', '0')}&prefix={prefix}"
+    host = (parts.hostname or "localhost").lower()
+    database = parts.path.strip("/") or query.get("db", "0")
+    return f"redis://{host}:{parts.port or DEFAULT_PORT}/{database}?prefix={prefix}"
+
+
+def client_location(kwargs: Mapping[str, Any], prefix: str) -> str:
+    """The same for a borrowed client, from the connection settings it was built with."""
+    if "path" in kwargs:
+        return f"unix://{kwargs['path']}?db={kwargs.get('db', 0)}&prefix={prefix}"
+    host = str(kwargs.get("host", "localhost")).lower()
+    return (
+        f"redis://{host}:{kwargs.get('port', DEFAULT_PORT)}/{kwargs.get('db', 0)}?prefix={prefix}"
+    )

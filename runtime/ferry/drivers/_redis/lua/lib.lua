@@ -134,3 +134,19 @@ end
 local function wake(queue)
   redis.call('PUBLISH', key('wake'), queue)
 end
+
+-- Delete run `id` (in `state`, of `queue`) with its steps, index entries and idempotency
+-- key, which is free again: what prune and a drain's remove leave of a run.
+local function forget(id, state, queue)
+  local run = fields(id, {'name', 'key', 'tenant'})
+  if run.key and redis.call('HGET', key('idem'), run.key) == id then
+    redis.call('HDEL', key('idem'), run.key)
+  end
+  redis.call('ZREM', key('ix', 'all'), id)
+  redis.call('ZREM', key('ix', 'q', queue), id)
+  if run.name then redis.call('ZREM', key('ix', 'n', run.name), id) end
+  redis.call('ZREM', key('ix', 's', state), id)
+  if run.tenant then redis.call('ZREM', key('ix', 't', run.tenant), id) end
+  redis.call('HINCRBY', key('counts', queue), state, -1)
+  redis.call('DEL', job_key(id), steps_key(id))
+end

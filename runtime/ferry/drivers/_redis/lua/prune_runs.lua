@@ -11,18 +11,8 @@ for _, queue in ipairs(redis.call('SMEMBERS', key('queues'))) do
       'LIMIT', 0, batch - deleted)
     for _, member in ipairs(doomed) do
       local id = int(tonumber(member))
-      local run = fields(id, {'name', 'key', 'tenant'})
-      if run.key and redis.call('HGET', key('idem'), run.key) == id then
-        redis.call('HDEL', key('idem'), run.key)
-      end
-      redis.call('ZREM', key('ix', 'all'), id)
-      redis.call('ZREM', key('ix', 'q', queue), id)
-      if run.name then redis.call('ZREM', key('ix', 'n', run.name), id) end
-      redis.call('ZREM', key('ix', 's', state), id)
-      if run.tenant then redis.call('ZREM', key('ix', 't', run.tenant), id) end
-      redis.call('HINCRBY', key('counts', queue), state, -1)
+      forget(id, state, queue)
       redis.call('ZREM', ended, member)
-      redis.call('DEL', job_key(id), steps_key(id))
     end
     deleted = deleted + #doomed
     if deleted >= batch then return deleted end

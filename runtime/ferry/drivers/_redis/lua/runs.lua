@@ -22,12 +22,13 @@ local function rescue_lapsed(now)
   end
 end
 
--- The claim groups a claimer may take from, by priority, highest first.
-local function claim_levels(queues, names)
+-- The claim groups of `queues` (nil: every queue) and `names` (nil: every job), by
+-- priority, highest first; a paused queue's only when `with_paused`.
+local function claim_levels(queues, names, with_paused)
   if queues == nil then queues = redis.call('SMEMBERS', key('queues')) end
   local levels, order = {}, {}
   for _, queue in ipairs(queues) do
-    if redis.call('SISMEMBER', key('paused'), queue) == 0 then
+    if with_paused or redis.call('SISMEMBER', key('paused'), queue) == 0 then
       for _, member in ipairs(redis.call('SMEMBERS', key('groups', queue))) do
         local sep = string.find(member, ':', 1, true)
         local priority, name = string.sub(member, 1, sep - 1), string.sub(member, sep + 1)
@@ -53,6 +54,45 @@ end
 local function before(a, b)
   if a.score ~= b.score then return a.score < b.score end
   return a.member < b.member
+end
+
+-- Visit the runs of `levels` scored at most `upto` in claim order: by priority, then
+-- within a priority by score (run_at) and id across the level's groups — a merge of each
+-- group's page, refilling a group before its next run could be passed over. Stops when
+-- `visit(candidate)` answers false; `visit` sets `candidate.removed` when it took the run
+-- out of its group.
+local function walk(levels, upto, page, visit)
+  local function fetch(group, pool)
+    local found = redis.call(
+      'ZRANGEBYSCORE', group.key, '-inf', upto, 'WITHSCORES', 'LIMIT', group.offset, page)
+    local n = #found / 2
+    group.offset, group.pending, group.done = group.offset + n, n, n < page
+    for i = 1, #found, 2 do
+      table.insert(pool, {member = found[i], score = tonumber(found[i + 1]), group = group})
+    end
+  end
+  for _, groups in ipairs(levels) do
+    local pool = {}
+    for _, group in ipairs(groups) do fetch(group, pool) end
+    table.sort(pool, before)
+    local i = 1
+    while i <= #pool do
+      local candidate = pool[i]
+      i = i + 1
+      local go_on = visit(candidate)
+      local group = candidate.group
+      if candidate.removed then group.offset = group.offset - 1 end
+      if not go_on then return end
+      group.pending = group.pending - 1
+      if group.pending == 0 and not group.done then
+        local rest = {}
+        for j = i, #pool do table.insert(rest, pool[j]) end
+        fetch(group, rest)
+        table.sort(rest, before)
+        pool, i = rest, 1
+      end
+    end
+  end
 end
 
 -- Lease up to `limit` due runs to `worker`, counting an attempt; with `limits` (job name
@@ -82,16 +122,6 @@ local function claim(arg)
   local full, budget = {}, SCAN_BUDGET + limit
   local page = math.max(limit, 10)
 
-  local function fetch(group, pool)
-    local found = redis.call(
-      'ZRANGEBYSCORE', group.key, '-inf', now, 'WITHSCORES', 'LIMIT', group.offset, page)
-    local n = #found / 2
-    group.offset, group.pending, group.done = group.offset + n, n, n < page
-    for i = 1, #found, 2 do
-      table.insert(pool, {member = found[i], score = tonumber(found[i + 1]), group = group})
-    end
-  end
-
   -- Examine one candidate: take it, skip it (its key is full), or drop it from the index
   -- (it is no longer claimable: a heartbeat from a worker whose clock lags, say).
   local function take(candidate)
@@ -103,7 +133,7 @@ local function claim(arg)
       or (state == 'running' and run.lease ~= nil and tonumber(run.lease) <= tonumber(now))
     if not claimable then
       redis.call('ZREM', candidate.group.key, candidate.member)
-      candidate.group.offset = candidate.group.offset - 1
+      candidate.removed = true
       return
     end
     local slot_held = false
@@ -116,7 +146,7 @@ local function claim(arg)
       slot_held = true
     end
     due_remove(id, run.queue, run.priority, run.name)
-    candidate.group.offset = candidate.group.offset - 1
+    candidate.removed = true
     if state == 'queued' then redis.call('ZREM', key('queued', run.queue), pad(id)) end
     redis.call('HSET', job_key(id), 'state', 'running', 'locked_by', worker,
       'lease', lease_until, 'updated', now)
@@ -132,30 +162,11 @@ local function claim(arg)
     })
   end
 
-  for _, groups in ipairs(claim_levels(queues, names)) do
-    -- Within one priority, runs go by run_at then id across the level's groups: a merge
-    -- of each group's page, refilling a group before its next run could be passed over.
-    local pool = {}
-    for _, group in ipairs(groups) do fetch(group, pool) end
-    table.sort(pool, before)
-    local i = 1
-    while i <= #pool and #claimed < limit and budget > 0 do
-      local candidate = pool[i]
-      i = i + 1
-      budget = budget - 1
-      take(candidate)
-      local group = candidate.group
-      group.pending = group.pending - 1
-      if group.pending == 0 and not group.done then
-        local rest = {}
-        for j = i, #pool do table.insert(rest, pool[j]) end
-        fetch(group, rest)
-        table.sort(rest, before)
-        pool, i = rest, 1
-      end
-    end
-    if #claimed >= limit or budget <= 0 then break end
-  end
+  walk(claim_levels(queues, names, false), now, page, function(candidate)
+    budget = budget - 1
+    take(candidate)
+    return #claimed < limit and budget > 0
+  end)
   return claimed
 end
 

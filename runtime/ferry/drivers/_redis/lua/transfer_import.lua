@@ -1,0 +1,66 @@
+-- Write runs as a drain carries them (see RunTransfer.import_runs), at ARGV[1] (now):
+-- ARGV[2] runs, each as 18 fields (name, queue, payload, key, state, attempts,
+-- max_attempts, priority, run_at, tenant, actor, concurrency key, error code, error
+-- message, progress current, total — opt where a run may lack it —, created, finished
+-- (opt)), then its step count and (name, document) pairs in the order they ran.
+-- A key already held writes nothing and answers the holder (the caller judges whether it
+-- is the same run). Answers per run: "imported", id — or "held", id, state, name, queue,
+-- payload, created. Each run with its steps is written by this one script: atomic, and
+-- on the AOF once answered.
+local arg = reader(ARGV)
+local now = arg()
+local answers, woken = {}, {}
+for _ = 1, tonumber(arg()) do
+  local name, queue, payload, idem, state = arg(), arg(), arg(), arg(), arg()
+  local attempts, max_attempts, priority, run_at = arg(), arg(), arg(), arg()
+  local tenant, actor, ckey = opt(arg()), opt(arg()), opt(arg())
+  local error_code, error_message = opt(arg()), opt(arg())
+  local progress_current, progress_total = opt(arg()), opt(arg())
+  local created, finished = arg(), opt(arg())
+  local steps = {}
+  for _ = 1, tonumber(arg()) do
+    local step = arg()
+    table.insert(steps, {step, arg()})
+  end
+  local holder = redis.call('HGET', key('idem'), idem)
+  if holder then
+    local held = fields(holder, {'state', 'name', 'queue', 'payload', 'created'})
+    table.insert(answers, {'held', holder, held.state or false, held.name or false,
+      held.queue or false, held.payload or false, held.created or false})
+  else
+    local id = int(redis.call('INCR', key('seq')))
+    local run = {
+      'name', name, 'queue', queue, 'payload', payload, 'key', idem,
+      'max_attempts', max_attempts, 'run_at', run_at, 'priority', priority,
+      'state', state, 'attempts', attempts, 'created', created, 'updated', now,
+    }
+    local optional = {tenant = tenant, actor = actor, ckey = ckey, err_code = error_code,
+      err_msg = error_message, pcur = progress_current, ptot = progress_total,
+      finished = finished}
+    for field, value in pairs(optional) do
+      table.insert(run, field)
+      table.insert(run, value)
+    end
+    redis.call('HSET', job_key(id), unpack(run))
+    redis.call('HSET', key('idem'), idem, id)
+    redis.call('SADD', key('queues'), queue)
+    redis.call('ZADD', key('ix', 'all'), id, id)
+    redis.call('ZADD', key('ix', 'q', queue), id, id)
+    redis.call('ZADD', key('ix', 'n', name), id, id)
+    if tenant then redis.call('ZADD', key('ix', 't', tenant), id, id) end
+    restate(id, queue, nil, state)
+    if state == 'queued' then
+      redis.call('ZADD', key('queued', queue), run_at, pad(id))
+      due_add(id, queue, priority, name, run_at)
+      if tonumber(run_at) <= tonumber(now) then woken[queue] = true end
+    else
+      finished_add(id, state, queue, finished or now)
+    end
+    for n, step in ipairs(steps) do
+      redis.call('HSET', steps_key(id), step[1], n .. '|' .. step[2])
+    end
+    table.insert(answers, {'imported', id})
+  end
+end
+for queue in pairs(woken) do wake(queue) end
+return answers

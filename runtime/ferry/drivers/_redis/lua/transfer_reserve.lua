@@ -1,0 +1,79 @@
+--! include runs
+-- Reserve up to ARGV[3] runs for drain ARGV[1] moving them to store ARGV[2] (see
+-- RunTransfer.reserve), at ARGV[4] (now): they turn `moving` — out of the claim index, no
+-- lease to lapse. ARGV[5] = "1" also takes dead runs; ARGV[6..] restrict queues (none:
+-- any). Taken in this order: runs an earlier drain left moving to the same store, then
+-- queued runs in claim order (due or not), then dead ones by when they died.
+-- Answers 19 fields per run (see transfer.py); their steps are read after (a moving run
+-- records none, so the two reads cannot disagree).
+local drain, target, limit, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local with_dead = ARGV[5] == '1'
+local queues = nil
+if #ARGV > 5 then
+  queues = {}
+  for i = 6, #ARGV do table.insert(queues, ARGV[i]) end
+end
+local picked = {}
+if limit <= 0 then return picked end
+local MOVED = {'name', 'queue', 'payload', 'key', 'moving_from', 'attempts', 'max_attempts',
+  'priority', 'run_at', 'tenant', 'actor', 'ckey', 'err_code', 'err_msg', 'pcur', 'ptot',
+  'created', 'finished'}
+
+local function reserve(id, from, queue)
+  local jk = job_key(id)
+  if from ~= 'moving' then
+    redis.call('HSET', jk, 'moving_from', from, 'moving_to', target)
+    restate(id, queue, from, 'moving')
+    redis.call('ZADD', key('moving', target), id, id)
+  end
+  redis.call('HSET', jk, 'state', 'moving', 'locked_by', drain, 'updated', now)
+  table.insert(picked, id)
+end
+
+-- An interrupted drain's reservations for this target, whatever its filters.
+for _, id in ipairs(redis.call('ZRANGE', key('moving', target), 0, -1)) do
+  if #picked >= limit then break end
+  local run = fields(id, {'state', 'locked_by', 'queue'})
+  if run.state == 'moving' and run.locked_by ~= drain then reserve(id, 'moving', run.queue) end
+end
+
+if #picked < limit then
+  walk(claim_levels(queues, nil, true), '+inf', math.max(limit, 10), function(candidate)
+    local id = int(tonumber(candidate.member))
+    local run = fields(id, {'state', 'queue', 'priority', 'name'})
+    if run.state == 'queued' then
+      due_remove(id, run.queue, run.priority, run.name)
+      candidate.removed = true
+      redis.call('ZREM', key('queued', run.queue), pad(id))
+      reserve(id, 'queued', run.queue)
+    end
+    return #picked < limit
+  end)
+end
+
+if with_dead and #picked < limit then
+  local pool = {}
+  for _, queue in ipairs(queues or redis.call('SMEMBERS', key('queues'))) do
+    local dead = redis.call('ZRANGE', key('fin', 'dead', queue), 0, limit - #picked - 1,
+      'WITHSCORES')
+    for i = 1, #dead, 2 do
+      table.insert(pool, {member = dead[i], score = tonumber(dead[i + 1]), queue = queue})
+    end
+  end
+  table.sort(pool, before)
+  for _, candidate in ipairs(pool) do
+    if #picked >= limit then break end
+    local id = int(tonumber(candidate.member))
+    redis.call('ZREM', key('fin', 'dead', candidate.queue), candidate.member)
+    reserve(id, 'dead', candidate.queue)
+  end
+end
+
+local answer = {}
+for _, id in ipairs(picked) do
+  local values = redis.call('HMGET', job_key(id), unpack(MOVED))
+  local row = {id}
+  for i = 1, #MOVED do row[i + 1] = values[i] or false end
+  table.insert(answer, row)
+end
+return answer
