@@ -22,8 +22,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from control_plane import REPO, ControlPlane, free_port
-from e2e_helpers import minutely_digest, wait_for
+from control_plane import REPO, ControlPlane
+from e2e_helpers import minutely_digest
+from support.processes import free_port
+from support.waiting import eventually, eventually_blocking
 
 from ferry.drivers import postgres_job_driver
 from ferry.drivers.protocol import RunFilter
@@ -33,7 +35,9 @@ FIRE_BUDGET_S = 150.0  # a minutely cron fires within 60 s of the scheduler's fi
 
 
 def _pod_spec(plane: ControlPlane, deployment: str) -> dict[str, Any]:
-    found = wait_for(deployment, lambda: plane.get("deployment", "-n", NAMESPACE, deployment))
+    found = eventually_blocking(
+        lambda: plane.get("deployment", "-n", NAMESPACE, deployment), what=deployment
+    )
     spec: dict[str, Any] = found["spec"]["template"]["spec"]
     return spec
 
@@ -133,10 +137,12 @@ async def test_the_operators_pod_specs_run_a_scheduled_job_and_drain_on_sigterm(
     driver = postgres_job_driver(postgres_dsn, schema=pg_schema)
     try:
         for pod in (worker, scheduler):
-            wait_for(
-                f"{pod.env['ROLE']} liveness 200",
+            await eventually(
                 lambda p=pod: p.probe() == 200 or (p.process.poll() is not None and p.output()),
-                budget_s=60,
+                what=f"{pod.env['ROLE']} liveness 200",
+                within_s=60,
+                every_s=0.5,
+                first_s=0.5,
             )
             assert pod.probe() == 200, pod.output()
             assert pod.probe("startupProbe") == 200
@@ -160,17 +166,18 @@ async def test_the_operators_pod_specs_run_a_scheduled_job_and_drain_on_sigterm(
 
 
 async def _completed_run(driver: Any, worker: LocalPod, scheduler: LocalPod) -> Any:
-    """The first send_digest run to complete (bounded poll)."""
-    deadline = time.monotonic() + FIRE_BUDGET_S
-    while time.monotonic() < deadline:
-        runs = await driver.introspect.list_runs(RunFilter(name="send_digest"))
-        done = [run for run in runs if run.state == "completed"]
-        if done:
-            return done[0]
+    """The first send_digest run to complete."""
+
+    async def completed() -> Any:
         for pod in (worker, scheduler):
             assert pod.process.poll() is None, pod.output()
-        await asyncio.sleep(1)
-    raise AssertionError(
-        f"no send_digest run completed within {FIRE_BUDGET_S} s\n"
-        f"scheduler:\n{scheduler.output()}\nworker:\n{worker.output()}"
+        runs = await driver.introspect.list_runs(RunFilter(name="send_digest"))
+        return next((run for run in runs if run.state == "completed"), None)
+
+    return await eventually(
+        completed,
+        what="a send_digest run completing",
+        within_s=FIRE_BUDGET_S,
+        every_s=1,
+        context=lambda: f"scheduler:\n{scheduler.output()}\nworker:\n{worker.output()}",
     )

@@ -6,6 +6,7 @@ import asyncio
 
 import asyncpg
 import pytest
+from support.waiting import eventually
 
 from ferry._clock import FrozenClock
 from ferry._jobs.facade import set_job_driver
@@ -14,7 +15,6 @@ from ferry._worker import job_worker
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
 from . import app
-from .processes import eventually
 
 
 class _Reports(ExecutionObserver):

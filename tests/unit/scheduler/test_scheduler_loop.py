@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 from digest_tasks import digest_task
+from support.waiting import eventually
 
 from ferry._clock import FrozenClock
 from ferry._scheduler import Scheduler
@@ -76,10 +77,7 @@ async def test_sigterm_finishes_the_round_in_flight_then_deletes_the_lease_row(
 ) -> None:
     node = scheduler(driver, store)
     running = asyncio.create_task(node.run())
-    for _ in range(1000):  # guard: the loop reaches its first tick wait within a few turns
-        if clock.next_deadline_ms() is not None:
-            break
-        await asyncio.sleep(0)
+    await eventually(lambda: clock.next_deadline_ms() is not None, what="the first tick wait")
     clock.set(FIRST_3AM)  # the tick wait ends and a round starts firing 03:00
     await asyncio.wait_for(driver.entered.wait(), 5)
     node.drain("SIGTERM")
