@@ -92,15 +92,18 @@ async def test_timeout_aborts_the_signal_before_failing_the_attempt(
     harness: Harness, clock: FrozenClock
 ) -> None:
     job_id = (await cooperative.enqueue({"org_id": "o"})).job_id
+    started = clock.now_ms()
     running = asyncio.create_task(execute(harness, await claim_one(harness)))
     await eventually(lambda: effects["before"] == 1, what="the body to start")
     clock.advance("29s")
-    await asyncio.sleep(0)
+    # Time moves only by advance, and none of it reached the timeout's timer: nothing woke.
+    assert clock.next_deadline_ms() == started + 30_000, "the timeout is next, and not due"
     assert effects["aborted:X_TIMEOUT"] == 0
     clock.advance("1s")
     report = await running
     assert effects["aborted:X_TIMEOUT"] == 1, "the body heard the abort before the verdict"
     assert (report.outcome, report.code) == ("retried", "X_TIMEOUT")
+    assert report.duration_ms == 30_000, "the verdict came at the timeout, not before"
     run = await harness.driver.introspect.get_run(job_id)
     assert run is not None and run.summary.state == "queued"
 
@@ -109,14 +112,21 @@ async def test_a_body_that_ignores_the_timeout_is_abandoned_after_the_grace_peri
     harness: Harness, clock: FrozenClock
 ) -> None:
     job_id = (await stubborn.enqueue({"org_id": "o"})).job_id
+    started = clock.now_ms()
     running = asyncio.create_task(execute(harness, await claim_one(harness)))
-    await eventually(lambda: clock.next_deadline_ms() is not None, what="the timeout's timer")
+    await eventually(
+        lambda: clock.next_deadline_ms() == started + 30_000, what="the timeout's timer"
+    )
     clock.advance("30s")
-    await asyncio.sleep(0.01)
+    # The defined point: the abort is out and the verdict waits on the grace period's timer.
+    await eventually(
+        lambda: clock.next_deadline_ms() == started + 35_000, what="the grace period's timer"
+    )
     assert not running.done(), "the body gets a grace period after the abort"
     clock.advance("5s")
     report = await running
     assert (report.outcome, report.code) == ("dead", "X_TIMEOUT")
+    assert report.duration_ms == 35_000, "abandoned only once the grace period ran out"
     run = await harness.driver.introspect.get_run(job_id)
     assert run is not None and run.summary.state == "dead"
 

@@ -1,7 +1,9 @@
 """The one way a test waits for something to happen: ``eventually``.
 
 A wait is for a *condition*, never for a stretch of time. The bound is a guard against a
-hang, not a timing claim: past it the test fails naming what never happened.
+hang, not a timing claim: past it the test fails naming what never happened. To prove that
+something has *not* happened, wait for the defined point after which it could no longer
+happen (``blocked_in``, a frozen clock's next deadline) instead of sleeping and hoping.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -67,3 +69,60 @@ def eventually_blocking(
     )
     with ThreadPoolExecutor(max_workers=1) as thread:
         return thread.submit(asyncio.run, waiting).result()
+
+
+def awaiting(task: asyncio.Task[Any]) -> tuple[list[str], bool]:
+    """Where ``task`` is suspended: the qualified name of every coroutine on its await
+    chain (outermost first), and whether it is blocked — waiting on a future that is still
+    pending. A task whose future is done (or that awaits nothing, as ``sleep(0)`` does) is
+    about to run again, whatever its chain says.
+
+    The future a task waits on is not public: asyncio keeps it as ``Task._fut_waiter`` (in
+    both its C and Python tasks, since 3.4); its absence fails loudly here.
+    """
+    names: list[str] = []
+    awaited: Any = task.get_coro()
+    while inspect.iscoroutine(awaited):
+        names.append(awaited.cr_code.co_qualname)
+        awaited = awaited.cr_await
+    waiter = getattr(task, "_fut_waiter", AttributeError)
+    if waiter is AttributeError:
+        raise AssertionError("this asyncio keeps no Task._fut_waiter: blocked_in cannot tell")
+    return names, waiter is not None and not waiter.done()
+
+
+def task_named(name: str) -> asyncio.Task[Any] | None:
+    """The live task of this loop called ``name`` (ferry names its long-lived tasks)."""
+    return next((t for t in asyncio.all_tasks() if t.get_name() == name), None)
+
+
+async def blocked_in(
+    task: asyncio.Task[Any] | str, where: str, *, within_s: float = 30.0
+) -> asyncio.Task[Any]:
+    """Wait until ``task`` (or the task named so) is blocked inside the coroutine whose
+    qualified name is ``where`` — waiting on something still pending, so nothing it does
+    next can happen before that something does. Answers the task; fails at once if the
+    task ends first.
+
+    Right after a ``FrozenClock`` moves, a timer task still blocked in ``sleep_ms`` proves
+    its deadline has not come: the clock wakes whatever is due before ``advance`` returns.
+    """
+    label = task if isinstance(task, str) else task.get_name()
+    seen = [task] if isinstance(task, asyncio.Task) else []
+
+    def blocked() -> asyncio.Task[Any] | None:
+        if not seen:
+            named = task_named(label)
+            if named is None:
+                return None
+            seen.append(named)
+        found = seen[0]
+        if found.done():
+            raise AssertionError(f"task {label} ended before it blocked in {where}")
+        chain, pending = awaiting(found)
+        return found if pending and where in chain else None
+
+    found: asyncio.Task[Any] = await eventually(
+        blocked, what=f"task {label} blocked in {where}", within_s=within_s
+    )
+    return found

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 from digest_tasks import digest_task
-from support.waiting import eventually
+from support.waiting import blocked_in, eventually
 
 from ferry._clock import FrozenClock
 from ferry._scheduler import Scheduler
@@ -64,7 +64,7 @@ async def test_two_rounds_never_overlap_in_one_process(
     first = asyncio.create_task(node.run_round())
     await asyncio.wait_for(driver.entered.wait(), 5)
     second = asyncio.create_task(node.run_round())  # a caller arriving mid-round joins it
-    await asyncio.sleep(0)
+    await blocked_in(second, "Scheduler.run_round")
     driver.gate.set()
     one, other = await asyncio.gather(first, second)
     assert one is other
@@ -81,7 +81,7 @@ async def test_sigterm_finishes_the_round_in_flight_then_deletes_the_lease_row(
     clock.set(FIRST_3AM)  # the tick wait ends and a round starts firing 03:00
     await asyncio.wait_for(driver.entered.wait(), 5)
     node.drain("SIGTERM")
-    await asyncio.sleep(0)
+    await blocked_in(running, "Scheduler.run_round")  # drained, and still on the round
     assert not running.done(), "the round in flight is waited out"
     assert await store.leader(now_ms=clock.now_ms()) is not None
     driver.gate.set()
