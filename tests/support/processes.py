@@ -243,12 +243,12 @@ class Fleet:
             )
         return worker
 
-    async def scheduler(self, *, lease_seconds: float) -> FerryProcess:
-        """``ferry scheduler --app scheduler.scheduler_app`` with a 0.2 s tick and JSON logs;
-        answers once it has logged its start (so it is running rounds)."""
+    async def scheduler(self, *, lease_seconds: float, app: str = SCHEDULER_APP) -> FerryProcess:
+        """``ferry scheduler --app <app>`` with a 0.2 s tick and JSON logs; answers once it
+        has logged its start (so it is running rounds)."""
         node = await self.start(
             "scheduler",
-            *("--app", SCHEDULER_APP),
+            *("--app", app),
             *("--tick-seconds", str(SCHEDULER_TICK_S)),
             *("--lease-seconds", str(lease_seconds)),
             *("--log-format", "json"),

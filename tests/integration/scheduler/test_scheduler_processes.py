@@ -1,7 +1,8 @@
 """Two ``ferry scheduler`` processes against one database: one leader, a warm standby.
 
 Real processes, the real clock, a 0.2 s tick and a lease of a few seconds. Every wait is a
-bounded poll for a condition; the bound is a guard, never the assertion.
+bounded poll for a condition; the bound is a guard, never the assertion. No test waits for
+a wall-clock minute: an overdue occurrence is made by seeding the task's last-tick row.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from support.processes import SCHEDULER_TICK_S, FerryProcess, Fleet
 from support.waiting import eventually
 
 from ferry.drivers import PostgresJobDriver
+from ferry.tasks import occurrences
 
 MINUTE_MS = 60_000
+YEAR_MS = 366 * 24 * 3_600_000
 
 
 def now_ms() -> int:
@@ -30,15 +33,18 @@ async def leader_row(db: asyncpg.Connection, schema: str) -> Any:
     )
 
 
-async def fired_occurrences(db: asyncpg.Connection, schema: str) -> list[int]:
-    """The occurrence of every queued ``record_minute`` run, from its payload."""
+async def fired_occurrences(
+    db: asyncpg.Connection, schema: str, task: str = "every_minute"
+) -> list[int]:
+    """The occurrence of every queued ``record_minute`` run, from its payload (every one
+    enqueued by ``task``)."""
     rows = await db.fetch(
         f"SELECT (payload->>'occurrence_ms')::bigint AS occurrence, idempotency_key "
         f'FROM "{schema}".jobs WHERE name = $1',
         "record_minute",
     )
     for row in rows:
-        assert row["idempotency_key"].startswith(f"every_minute:{row['occurrence']}:")
+        assert row["idempotency_key"].startswith(f"{task}:{row['occurrence']}:")
     return sorted(row["occurrence"] for row in rows)
 
 
@@ -98,29 +104,46 @@ async def test_of_two_scheduler_processes_exactly_one_dispatches(
     assert await standby.metric(dispatches, task="every_minute") == 0.0
 
 
-async def test_a_killed_leader_is_replaced_and_the_occurrence_between_fires_once_late(
+async def test_an_occurrence_due_under_a_killed_leaders_lease_fires_once_late_on_the_standby(
     driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, fleet: Fleet
 ) -> None:
-    """Budget: one kill -9 of the leader 2 s before a minute boundary; lease 4 s, tick 0.2 s.
-    Invariant: the boundary occurrence, due while no live node held the lease, is fired
-    exactly once — by the standby, late, never by the dead node and never twice — and the
-    standby takes the row only once the dead lease has expired, within TTL + one tick
-    (plus scheduling slack) of the kill."""
+    """Budget: one kill -9 of the leader; lease 4 s, tick 0.2 s. Invariant: an occurrence
+    that comes due while a dead node still holds the lease is fired exactly once — by the
+    standby, late, never by the dead node and never twice — and the standby takes the row
+    only once the dead lease has expired, within TTL + one tick (plus scheduling slack).
+
+    The occurrence comes due by a seeded row, not by the wall clock: the app's one task fires
+    at New Year only, and once the leader is dead the test moves that task's last-tick row to
+    just before the latest New Year — what the row says when an occurrence passes while
+    nobody live leads."""
     lease_s = 4.0
-    old = await fleet.scheduler(lease_seconds=lease_s)
+    app = "scheduler.new_year_app"
+    old = await fleet.scheduler(lease_seconds=lease_s, app=app)
     await eventually(lambda: held_by(fleet, db, pg_schema, old), within_s=10, what="first leader")
-    standby = await fleet.scheduler(lease_seconds=lease_s)
-    boundary = now_ms() - now_ms() % MINUTE_MS + MINUTE_MS
-    if boundary - now_ms() < 3_000:
-        boundary += MINUTE_MS
-    # Aligning the kill with the wall clock: the only way to put a cron occurrence in the gap.
-    await asyncio.sleep((boundary - 2_000 - now_ms()) / 1000)
+
+    async def first_sight() -> Any:
+        return await db.fetchrow(
+            f'SELECT checked_through_ms FROM "{pg_schema}".scheduler_ticks WHERE task = $1',
+            "new_year",
+        )
+
+    # Once the task's row exists the old node has nothing left to write to it: its next
+    # occurrence is months away. Nothing it sent before the kill can land after the seed.
+    seen = await eventually(first_sight, what="the task's first last-tick row")
+    standby = await fleet.scheduler(lease_seconds=lease_s, app=app)
     before = await leader_row(db, pg_schema)
     assert fleet.by_holder(before["holder"]) is old
     old.send(signal.SIGKILL)
-    killed_at = now_ms()
     await old.wait()
-    assert killed_at < boundary, "the kill must land before the occurrence it leaves in the gap"
+
+    seen_through = seen["checked_through_ms"]
+    [gap] = occurrences("0 0 1 1 *", "UTC", seen_through - YEAR_MS, seen_through)[-1:]
+    await db.execute(
+        f'UPDATE "{pg_schema}".scheduler_ticks SET checked_through_ms = $2 WHERE task = $1',
+        "new_year",
+        gap - 1,
+    )
+    assert now_ms() < before["expires_at_ms"], "the gap came due under the dead node's lease"
 
     taken = await eventually(
         lambda: held_by(fleet, db, pg_schema, standby),
@@ -129,18 +152,15 @@ async def test_a_killed_leader_is_replaced_and_the_occurrence_between_fires_once
     )
     assert taken["acquired_at_ms"] >= before["expires_at_ms"], "not before the dead lease expired"
 
-    async def boundary_fired() -> bool:
-        return boundary in await fired_occurrences(db, pg_schema)
+    async def gap_fired() -> bool:
+        return gap in await fired_occurrences(db, pg_schema, "new_year")
 
-    await eventually(boundary_fired, within_s=10, what="the gap's occurrence to fire")
+    await eventually(gap_fired, within_s=10, what="the gap's occurrence to fire")
     await rounds_pass(db, pg_schema, 5)
-    assert (await fired_occurrences(db, pg_schema)).count(boundary) == 1
-    assert boundary not in dispatched(old)
-    (event,) = [
-        e
-        for e in standby.events("jobs.scheduler.dispatched")
-        if int(e["occurrence_ms"]) == boundary
-    ]
+    assert await fired_occurrences(db, pg_schema, "new_year") == [gap]
+    assert gap not in dispatched(old)
+    (event,) = [e for e in standby.events("jobs.scheduler.dispatched") if e["task"] == "new_year"]
+    assert int(event["occurrence_ms"]) == gap
     assert event["late_ms"] > 0, "fired late, after the instant it was due"
 
 
