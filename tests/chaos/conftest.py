@@ -1,7 +1,8 @@
-"""The chaos tests reuse the worker tests' app and processes, on every durable driver.
+"""The chaos tests reuse the worker tests' app and clock, on every durable driver.
 
-The queue lives on the driver under test; the effects the jobs write stay in PostgreSQL
-tables (``worker.app``), read the same way whichever driver ran them.
+The queue lives on the driver under test (one per kind in ``support.drivers.DURABLE``);
+the effects the jobs write stay in PostgreSQL tables (``worker.app``) in the test's
+``pg_schema``, read the same way whichever driver ran them.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 
 # The worker tests' package is named ``worker`` (pytest's rootdir-relative naming, with
@@ -19,41 +19,27 @@ _INTEGRATION = str(Path(__file__).resolve().parents[1] / "integration")
 if _INTEGRATION not in sys.path:
     sys.path.insert(0, _INTEGRATION)
 
-from redis_server import delete_prefix  # noqa: E402
-from worker.app import EFFECT_TABLES  # noqa: E402
-from worker.conftest import db, prepare_schema  # noqa: E402
-from worker.processes import Fleet  # noqa: E402
+from support.drivers import DRIVERS, DURABLE, built  # noqa: E402
+from support.processes import Fleet  # noqa: E402
+from worker.conftest import app_installed, clock  # noqa: E402
 
-from ferry._jobs.facade import set_job_driver  # noqa: E402
+from ferry._clock import Clock  # noqa: E402
 from ferry.drivers.protocol import JobDriver  # noqa: E402
 
-__all__ = ["db", "driver", "fleet"]
+__all__ = ["clock", "driver", "fleet"]
 
 
-@pytest.fixture(params=["postgres", "redis"])
+@pytest.fixture(params=DURABLE)
 async def driver(
-    request: pytest.FixtureRequest, postgres_dsn: str, pg_schema: str
+    request: pytest.FixtureRequest, clock: Clock, postgres_dsn: str, pg_schema: str
 ) -> AsyncIterator[JobDriver]:
-    """The queue's driver, set as the job driver; the effect tables in ``pg_schema``."""
-    if request.param == "postgres":
-        driver: JobDriver = await prepare_schema(postgres_dsn, pg_schema)
-    else:
-        from ferry.drivers import redis_job_driver
-
-        connection = await asyncpg.connect(postgres_dsn)
-        try:
-            await connection.execute(f'CREATE SCHEMA "{pg_schema}"')
-            await connection.execute(EFFECT_TABLES.format(schema=f'"{pg_schema}"'))
-        finally:
-            await connection.close()
-        # The workers take FERRY_SCHEMA as their key prefix: the schema's name serves both.
-        driver = redis_job_driver(request.getfixturevalue("redis_url"), prefix=pg_schema)
-        set_job_driver(driver)
-    yield driver
-    set_job_driver(None)
-    await driver.close()
-    if request.param == "redis":
-        delete_prefix(request.getfixturevalue("redis_url"), pg_schema)
+    """The queue's driver of each durable kind, installed as the job driver; the app's
+    effect tables in ``pg_schema``."""
+    async with (
+        built(request.param, request, clock) as queue,
+        app_installed(queue, postgres_dsn, pg_schema),
+    ):
+        yield queue
 
 
 @pytest.fixture
@@ -64,9 +50,11 @@ async def fleet(
     pg_schema: str,
     tmp_path: Path,
 ) -> AsyncIterator[Fleet]:
-    """Worker processes on the test's queue; their logs print when the test fails."""
-    driver_url = request.getfixturevalue("redis_url") if driver.name == "redis" else None
-    fleet = Fleet(postgres_dsn, pg_schema, tmp_path, driver_url=driver_url)
-    yield fleet
-    await fleet.close()
-    print(fleet.logs())
+    """Worker processes on the test driver's store, writing effects to ``pg_schema``;
+    their logs print when the test fails."""
+    queue = DRIVERS[driver.name].process_env(driver, request)
+    effects = {"EFFECTS_DATABASE_URL": postgres_dsn, "EFFECTS_SCHEMA": pg_schema}
+    processes = Fleet(postgres_dsn, pg_schema, tmp_path, overrides={**queue, **effects})
+    yield processes
+    await processes.close()
+    print(processes.logs())

@@ -1,88 +1,42 @@
-"""The conformance suite runs every test against every shipped driver.
+"""The conformance suite runs every test against every driver in ``support.drivers.DRIVERS``.
 
 A driver is a product feature only if it passes the same behaviour tests as the others:
-these fixtures hand each test a fresh driver of each kind on one frozen clock.
+``driver`` hands each test a fresh, empty driver of each kind on the test's frozen clock
+(the shared ``clock`` and ``harness`` fixtures come from ``support.plugin``);
+``other_driver`` and ``reopen`` reach a second store and the same store again through the
+same registry. Adding a driver is one entry there.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import asyncpg
 import pytest
+from support.drivers import DRIVERS, built
 
 from ferry._clock import FrozenClock
 from ferry.drivers.protocol import JobDriver, JsonValue
-from ferry.testing import Harness
 
 
-@pytest.fixture
-def clock() -> FrozenClock:
-    return FrozenClock()
-
-
-@pytest.fixture(params=["memory", "postgres", "redis"])
-async def driver(
-    request: pytest.FixtureRequest, clock: FrozenClock, postgres_dsn: str, pg_schema: str
-) -> AsyncIterator[JobDriver]:
-    """A fresh, empty driver of each kind, on the test's frozen clock (a schema or a key
-    prefix of its own on the durable ones)."""
-    if request.param == "redis":
-        from ferry.drivers import redis_job_driver
-
-        prefix = request.getfixturevalue("redis_prefix")
-        redis = redis_job_driver(request.getfixturevalue("redis_url"), prefix=prefix, clock=clock)
-        yield redis
-        await redis.close()
-        return
-    if request.param == "memory":
-        from ferry.drivers import memory_job_driver
-
-        memory = memory_job_driver(clock=clock)
-        yield memory
-        await memory.close()
-        return
-    from ferry.drivers import postgres_job_driver
-
-    postgres = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
-    yield postgres
-    await postgres.close()
+@pytest.fixture(params=list(DRIVERS))
+async def driver(request: pytest.FixtureRequest, clock: FrozenClock) -> AsyncIterator[JobDriver]:
+    """A fresh, empty driver of each kind, on the test's frozen clock; a test marked
+    ``@pytest.mark.driver_options(max_payload_bytes=100)`` gets its drivers built so."""
+    marked = request.node.get_closest_marker("driver_options")
+    options = marked.kwargs if marked is not None else {}
+    async with built(request.param, request, clock, **options) as each:
+        yield each
 
 
 @pytest.fixture
 async def other_driver(
-    driver: JobDriver,
-    clock: FrozenClock,
-    postgres_dsn: str,
-    new_pg_schema: Callable[[], str],
-    request: pytest.FixtureRequest,
+    driver: JobDriver, request: pytest.FixtureRequest, clock: FrozenClock
 ) -> AsyncIterator[JobDriver]:
     """A second, empty store of the test driver's kind on the same clock (Postgres: another
-    schema, Redis: another key prefix): where a drain moves the test driver's runs to."""
-    if driver.name == "redis":
-        from redis_server import delete_prefix
-
-        from ferry.drivers import redis_job_driver
-
-        url = request.getfixturevalue("redis_url")
-        prefix = request.getfixturevalue("redis_prefix") + "-other"
-        redis = redis_job_driver(url, prefix=prefix, clock=clock)
-        yield redis
-        await redis.close()
-        delete_prefix(url, prefix)
-        return
-    if driver.name == "memory":
-        from ferry.drivers import memory_job_driver
-
-        memory = memory_job_driver(clock=clock)
-        yield memory
-        await memory.close()
-        return
-    from ferry.drivers import postgres_job_driver
-
-    postgres = postgres_job_driver(postgres_dsn, schema=new_pg_schema(), clock=clock)
-    yield postgres
-    await postgres.close()
+    schema): where a drain moves the test driver's runs to."""
+    async with built(driver.name, request, clock, another=True) as other:
+        yield other
 
 
 Reopen = Callable[[], Awaitable[JobDriver]]
@@ -90,11 +44,7 @@ Reopen = Callable[[], Awaitable[JobDriver]]
 
 @pytest.fixture
 async def reopen(
-    driver: JobDriver,
-    clock: FrozenClock,
-    postgres_dsn: str,
-    pg_schema: str,
-    request: pytest.FixtureRequest,
+    driver: JobDriver, request: pytest.FixtureRequest, clock: FrozenClock
 ) -> AsyncIterator[Reopen]:
     """A new driver on the test driver's store, as a process starting after a crash gets.
     The memory store is its driver object (nothing of it outlives a crash), so there the
@@ -102,47 +52,28 @@ async def reopen(
     opened: list[JobDriver] = []
 
     async def reopen() -> JobDriver:
-        if driver.name == "memory":
-            return driver
-        fresh: JobDriver
-        if driver.name == "redis":
-            from ferry.drivers import RedisJobDriver, redis_job_driver
-
-            assert isinstance(driver, RedisJobDriver)
-            url = request.getfixturevalue("redis_url")
-            fresh = redis_job_driver(url, prefix=driver.prefix, clock=clock)
-        else:
-            from ferry.drivers import postgres_job_driver
-
-            fresh = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
-        opened.append(fresh)
-        return fresh
+        again = DRIVERS[driver.name].reopen(driver, request, clock)
+        if again is not driver:
+            opened.append(again)
+        return again
 
     yield reopen
-    for fresh in opened:
-        await fresh.close()
-
-
-@pytest.fixture
-def harness(driver: JobDriver, clock: FrozenClock) -> Iterator[Harness]:
-    """A harness on the test's driver, installed as the ambient driver."""
-    h = Harness(driver=driver, clock=clock)
-    with h.installed():
-        yield h
+    for again in opened:
+        await again.close()
 
 
 Append = Callable[[str, JsonValue], Awaitable[str]]
 
 
 @pytest.fixture
-def append(driver: JobDriver, postgres_dsn: str) -> Append:
+def append(driver: JobDriver, request: pytest.FixtureRequest) -> Append:
     """Append an outbox entry the way the driver's outbox takes one: in a committed
     transaction of the application's connection, or (no transactions to join) at once."""
 
     async def append(type: str, payload: JsonValue) -> str:
         if driver.name != "postgres":
             return await driver.outbox.append(type, payload, connection=None)
-        connection = await asyncpg.connect(postgres_dsn)
+        connection = await asyncpg.connect(request.getfixturevalue("postgres_dsn"))
         try:
             async with connection.transaction():
                 return await driver.outbox.append(type, payload, connection=connection)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from support.runs import send
 
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import RunFilter
 from ferry.errors import FerryError
-
-from .helpers import send
 
 
 async def test_pages_run_newest_first_by_numeric_id(driver: PostgresJobDriver) -> None:

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
+from support.runs import send
 
 from ferry._clock import FrozenClock
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
@@ -19,8 +20,6 @@ from ferry.drivers.protocol import (
     NackOptions,
     StepRecord,
 )
-
-from .helpers import send
 
 
 class StatementLog:

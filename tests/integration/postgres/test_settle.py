@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from support.runs import send
+
 from ferry._clock import FrozenClock
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import (
@@ -13,8 +15,6 @@ from ferry.drivers.protocol import (
     Progress,
     StepRecord,
 )
-
-from .helpers import send
 
 
 async def test_a_worker_whose_lease_was_taken_over_settles_nothing(

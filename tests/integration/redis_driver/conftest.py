@@ -1,6 +1,7 @@
-"""Fixtures for the Redis driver's own tests: a driver on the session's server under a
-fresh prefix, a plain client to look at keys the way an operator would, and a private
-server for the tests that restart or kill it."""
+"""Fixtures for the Redis driver's own tests: a Redis driver on the session's server under
+the test's prefix (the shared ``redis_url``, ``redis_prefix`` and frozen ``clock``), a
+plain client to look at keys the way an operator would, and a private server for the
+tests that restart or kill it."""
 
 from __future__ import annotations
 
@@ -8,24 +9,21 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from redis.asyncio import Redis
-from redis_server import RedisServer
+from support.drivers import built
+from support.redis_server import RedisServer
 
 from ferry._clock import FrozenClock
 from ferry.drivers import RedisJobDriver, redis_job_driver
 
 
 @pytest.fixture
-def clock() -> FrozenClock:
-    return FrozenClock()
-
-
-@pytest.fixture
 async def driver(
-    redis_url: str, redis_prefix: str, clock: FrozenClock
+    request: pytest.FixtureRequest, clock: FrozenClock
 ) -> AsyncIterator[RedisJobDriver]:
-    built = redis_job_driver(redis_url, prefix=redis_prefix, clock=clock)
-    yield built
-    await built.close()
+    """A Redis driver on the test's prefix and frozen clock."""
+    async with built("redis", request, clock) as redis:
+        assert isinstance(redis, RedisJobDriver)
+        yield redis
 
 
 @pytest.fixture
@@ -43,3 +41,13 @@ def private_server() -> Iterator[RedisServer]:
     server.start()
     yield server
     server.remove()
+
+
+@pytest.fixture
+async def private_driver(
+    private_server: RedisServer, clock: FrozenClock
+) -> AsyncIterator[RedisJobDriver]:
+    """A Redis driver on the test's private server (the default prefix)."""
+    driver = redis_job_driver(private_server.url, clock=clock)
+    yield driver
+    await driver.close()

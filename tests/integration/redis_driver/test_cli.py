@@ -3,44 +3,32 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
+
+from support.processes import ferry_env, run_ferry
 
 from ferry.drivers import RedisJobDriver
 from ferry.drivers.protocol import EnqueueRequest
 
-REPO = Path(__file__).resolve().parents[3]
-
 
 def ferry(redis_url: str, prefix: str, *args: str) -> tuple[int, dict[str, Any]]:
-    done = subprocess.run(
-        [sys.executable, "-m", "ferry", *args, "--json"],
-        env={**os.environ, "DATABASE_URL": redis_url, "FERRY_SCHEMA": prefix},
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """Run ``ferry <args> --json`` on the prefix: its exit code and envelope."""
+    done = run_ferry(*args, "--json", env=ferry_env(redis_url, prefix))
     assert done.stdout, done.stderr
-    envelope: dict[str, Any] = json.loads(done.stdout)
-    return done.returncode, envelope
+    return done.code, done.envelope
 
 
 async def test_the_jobs_and_queues_commands_read_and_act_on_redis(
-    driver: RedisJobDriver, redis_url: str, redis_prefix: str
+    driver: RedisJobDriver, redis_url: str
 ) -> None:
     run = await driver.enqueue(EnqueueRequest("send", "mail", {"to": "a"}, "k1", 3))
-    code, listed = ferry(redis_url, redis_prefix, "jobs", "ls")
+    code, listed = ferry(redis_url, driver.prefix, "jobs", "ls")
     assert code == 0, listed
     assert [r["id"] for r in listed["data"]["runs"]] == [run.job_id]
-    code, paused = ferry(redis_url, redis_prefix, "queues", "pause", "mail")
+    code, paused = ferry(redis_url, driver.prefix, "queues", "pause", "mail")
     assert code == 0, paused
     assert [s.paused for s in await driver.stats()] == [True]
-    code, cancelled = ferry(redis_url, redis_prefix, "jobs", "cancel", run.job_id)
+    code, cancelled = ferry(redis_url, driver.prefix, "jobs", "cancel", run.job_id)
     assert code == 0, cancelled
     detail = await driver.introspect.get_run(run.job_id)
     assert detail is not None and detail.summary.state == "cancelled"

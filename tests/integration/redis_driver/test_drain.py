@@ -5,10 +5,11 @@ and leaves the source."""
 from __future__ import annotations
 
 import pytest
+from support.drivers import built
+from support.runs import send
 
 from ferry._clock import FrozenClock
 from ferry._move import move_runs
-from ferry.drivers import postgres_job_driver, redis_job_driver
 from ferry.drivers.protocol import (
     ClaimOptions,
     EnqueueRequest,
@@ -20,13 +21,15 @@ from ferry.drivers.protocol import (
 )
 
 
-def send(key: str) -> EnqueueRequest:
-    return EnqueueRequest("send", "default", {"key": key, "n": [1, 2.5]}, key, 3, tenant="t")
+def carried(key: str) -> EnqueueRequest:
+    """A run with a nested list and a float in its payload, and a tenant: what must arrive
+    as it left."""
+    return send(key, payload={"key": key, "n": [1, 2.5]}, tenant="t")
 
 
 async def seed(driver: JobDriver, clock: FrozenClock) -> None:
     """Three queued runs, one of them retried once with a recorded step; one dead run."""
-    await driver.enqueue_many([send(f"q{n}") for n in range(3)] + [send("dead")])
+    await driver.enqueue_many([carried(f"q{n}") for n in range(3)] + [carried("dead")])
     [first] = await driver.claim(ClaimOptions("w", 60_000))
     step = StepRecord("fetch", "run", {"rows": 3}, clock.now_ms(), clock.now_ms())
     assert await driver.steps.record(first.id, step, worker_id="w")
@@ -39,17 +42,13 @@ async def seed(driver: JobDriver, clock: FrozenClock) -> None:
 
 @pytest.mark.parametrize("direction", ["postgres-to-redis", "redis-to-postgres"])
 async def test_a_queue_moves_between_postgres_and_redis_with_everything_it_carries(
-    direction: str,
-    postgres_dsn: str,
-    pg_schema: str,
-    redis_url: str,
-    redis_prefix: str,
-    clock: FrozenClock,
+    direction: str, request: pytest.FixtureRequest, clock: FrozenClock
 ) -> None:
-    postgres = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
-    redis = redis_job_driver(redis_url, prefix=redis_prefix, clock=clock)
-    source, target = (postgres, redis) if direction == "postgres-to-redis" else (redis, postgres)
-    try:
+    source_kind, target_kind = direction.split("-to-")
+    async with (
+        built(source_kind, request, clock) as source,
+        built(target_kind, request, clock) as target,
+    ):
         await seed(source, clock)
         for run in await source.introspect.list_runs(RunFilter(state="running")):
             await source.nack(run.id, NackOptions("w", "interrupted"))
@@ -67,6 +66,3 @@ async def test_a_queue_moves_between_postgres_and_redis_with_everything_it_carri
         assert retried.summary.last_error == JobError("X_JOB_FAILED", "boom")
         assert [s.name for s in retried.steps] == ["fetch"]
         assert retried.payload == {"key": "q0", "n": [1, 2.5]}
-    finally:
-        await postgres.close()
-        await redis.close()

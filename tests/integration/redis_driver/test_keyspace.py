@@ -3,29 +3,26 @@ and nothing is left growing per run once runs are pruned."""
 
 from __future__ import annotations
 
+import pytest
 from redis.asyncio import Redis
+from support.drivers import built
+from support.runs import send
 
 from ferry._clock import FrozenClock
-from ferry.drivers import RedisJobDriver, redis_job_driver
+from ferry.drivers import RedisJobDriver
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimOptions,
-    EnqueueRequest,
     RetentionPolicy,
     RunFilter,
     StepRecord,
 )
 
 
-def send(key: str, queue: str = "default") -> EnqueueRequest:
-    return EnqueueRequest("send", queue, {"key": key}, key, 3, tenant="acme")
-
-
 async def test_two_prefixes_on_one_server_never_see_each_others_runs(
-    driver: RedisJobDriver, redis_url: str, clock: FrozenClock
+    driver: RedisJobDriver, request: pytest.FixtureRequest, clock: FrozenClock
 ) -> None:
-    other = redis_job_driver(redis_url, prefix=f"{driver.prefix}-other", clock=clock)
-    try:
+    async with built("redis", request, clock, another=True) as other:
         mine = await driver.enqueue(send("same-key"))
         theirs = await other.enqueue(send("same-key"))
         assert theirs.deduplicated is False, "an idempotency key is per prefix"
@@ -33,8 +30,6 @@ async def test_two_prefixes_on_one_server_never_see_each_others_runs(
         assert await other.claim(ClaimOptions("w", 30_000, limit=10)) != []
         [claimed] = await driver.claim(ClaimOptions("w", 30_000, limit=10))
         assert claimed.id == mine.job_id
-    finally:
-        await other.close()
 
 
 async def test_every_key_carries_the_hash_tag_and_prune_leaves_nothing_per_run(
@@ -43,7 +38,7 @@ async def test_every_key_carries_the_hash_tag_and_prune_leaves_nothing_per_run(
     """What a week of production leaves behind: after 60 runs (with steps, slots, tenants,
     three queues) are done and pruned, the prefix holds a fixed handful of keys."""
     for n in range(60):
-        await driver.enqueue(send(f"k{n}", queue=f"q{n % 3}"))
+        await driver.enqueue(send(f"k{n}", queue=f"q{n % 3}", tenant="acme"))
     claimed = await driver.claim(ClaimOptions("w", 30_000, limit=60))
     assert driver.leases is not None
     for run in claimed:

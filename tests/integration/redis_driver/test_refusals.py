@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from redis.asyncio import Redis
+from support.runs import send
 
 from ferry import FerryError
 from ferry.drivers import RedisJobDriver, job_driver_from_url, redis_job_driver
-from ferry.drivers.protocol import EnqueueRequest, RunFilter
-
-
-def send(key: str, **changes: Any) -> EnqueueRequest:
-    return EnqueueRequest("send", "default", {"key": key}, key, 3, **changes)
+from ferry.drivers.protocol import RunFilter
 
 
 async def test_an_enqueue_that_asks_to_join_a_transaction_is_refused_and_writes_nothing(

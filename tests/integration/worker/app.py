@@ -1,9 +1,10 @@
 """The app the worker processes under test run (``--app worker.app``).
 
 Every job records its side effects in tables of the test's PostgreSQL schema
-(``FERRY_SCHEMA``, on ``EFFECTS_DATABASE_URL``, else ``DATABASE_URL``), so
-a test asserts on rows — how often each step's effect ran, by which attempt and worker —
-rather than on anything inside the worker process.
+(``EFFECTS_SCHEMA`` on ``EFFECTS_DATABASE_URL`` where the queue is on another store, else
+``FERRY_SCHEMA`` on ``DATABASE_URL``), so a test asserts on rows — how often each step's
+effect ran, by which attempt and worker — rather than on anything inside the worker
+process.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ferry._jobs.signal import AbortSignal
 from ferry._jobs.step import Step
 
 EFFECT_TABLES = """
+CREATE SCHEMA IF NOT EXISTS {schema};
 CREATE TABLE IF NOT EXISTS {schema}.effects (
     id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     job_key text    NOT NULL,
@@ -56,7 +58,7 @@ async def _create_pool() -> asyncpg.Pool:
 
 
 def _schema() -> str:
-    return os.environ["FERRY_SCHEMA"]
+    return os.environ.get("EFFECTS_SCHEMA") or os.environ["FERRY_SCHEMA"]
 
 
 async def _record_effect(key: str, step_name: str, ctx: JobContext) -> None:

@@ -1,8 +1,9 @@
 """A real ``redis-server`` for the tests: Debian's binary on a free loopback port, in a
-temporary directory, append-only file on; started and stopped by the test session.
+temporary directory, append-only file on.
 
-``make test-assets`` installs the binary (``scripts/install-redis.sh``). ``REDIS_URL``
-points the suite at a server you run instead.
+``make test-assets`` installs the binary (``scripts/install-redis.sh``). The session's
+server is the ``redis_url`` fixture (``support.plugin``); ``REDIS_URL`` points the suite
+at a server you run instead. A test that restarts or kills a server starts one of its own.
 """
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
+from support.processes import free_port
+from support.waiting import eventually_blocking
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+T = TypeVar("T")
+
+START_BOUND_S = 30.0
+"""How long a start may take to answer PING before it fails (a guard, not a timing)."""
 
 
 class RedisServer:
@@ -32,7 +36,7 @@ class RedisServer:
                 "(scripts/install-redis.sh installs Debian's redis-server), or set REDIS_URL"
             )
         self.binary = binary
-        self.port = _free_port()
+        self.port = free_port()
         self.directory = Path(tempfile.mkdtemp(prefix="ferry-test-redis-"))
         self.appendfsync = appendfsync
         self.process: subprocess.Popen[bytes] | None = None
@@ -42,31 +46,30 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        """Start the server and return once it answers PING (bounded: a guard)."""
-        log = (self.directory / "redis.log").open("ab")
-        self.process = subprocess.Popen(
-            [
-                self.binary,
-                "--port", str(self.port),
-                "--bind", "127.0.0.1",
-                "--dir", str(self.directory),
-                "--appendonly", "yes",
-                "--appendfsync", self.appendfsync,
-                "--save", "",
-                "--daemonize", "no",
-            ],
-            stdout=log,
-            stderr=log,
-            stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"redis-server exited:\n{self.log()}")
-            if self._answers():
-                return
-            time.sleep(0.02)
-        raise RuntimeError(f"redis-server did not answer within 30 s:\n{self.log()}")
+        """Start the server and return once it answers PING."""
+        with (self.directory / "redis.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    self.binary,
+                    "--port", str(self.port),
+                    "--bind", "127.0.0.1",
+                    "--dir", str(self.directory),
+                    "--appendonly", "yes",
+                    "--appendfsync", self.appendfsync,
+                    "--save", "",
+                    "--daemonize", "no",
+                ],
+                stdout=log,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        eventually_blocking(
+            self._answers,
+            what=f"redis-server answering PING on port {self.port}",
+            within_s=START_BOUND_S,
+            every_s=0.02,
+            context=self.log,
+        )
 
     def stop(self) -> None:
         """Stop the server (SIGTERM: it finishes writing its append-only file)."""
@@ -95,6 +98,9 @@ class RedisServer:
         return path.read_text(errors="replace")[-4000:] if path.exists() else ""
 
     def _answers(self) -> bool:
+        """Whether it answers PING yet; a server that exited fails the wait with its log."""
+        if self.process is None or self.process.poll() is not None:
+            raise AssertionError(f"redis-server exited:\n{self.log()}")
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
                 connection.sendall(b"PING\r\n")
@@ -110,3 +116,17 @@ def delete_prefix(url: str, prefix: str) -> None:
     with Redis.from_url(url) as client:
         for key in client.scan_iter(match="{" + prefix + "}:*", count=1_000):
             client.unlink(key)
+
+
+async def as_a_role_would(call: Callable[[], Awaitable[T]], *, tries: int = 3) -> T:
+    """``call()``, tried again after a connection error the way a role's loop does: the
+    first command after a server restart may meet the dead socket (the client does not
+    retry a script itself: one whose reply was lost may have run)."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    for _ in range(tries - 1):
+        try:
+            return await call()
+        except RedisConnectionError:
+            continue
+    return await call()
