@@ -63,7 +63,7 @@ def durable_job_driver_from_url(
         return redis_job_driver(url, prefix=schema, clock=clock)
     raise FerryError(
         "X_DB_URL_INVALID",
-        f'the store URL starts with "{scheme}://", which names no ferry driver'
+        f'the store URL\'s scheme "{scheme}://" names no ferry driver'
         if scheme
         else "the store URL has no scheme (postgresql://…), so it names no ferry driver",
         "write postgresql://user:password@host:5432/database, redis://[:password@]host:6379/0 "
