@@ -18,26 +18,13 @@ for _ = 1, tonumber(arg()) do
     table.insert(answers, 1)
   else
     local id = int(redis.call('INCR', key('seq')))
-    local run = {
-      'name', name, 'queue', queue, 'payload', payload, 'key', idem,
-      'max_attempts', max_attempts, 'run_at', run_at, 'priority', priority,
-      'state', 'queued', 'attempts', '0', 'created', now, 'updated', now,
-    }
-    if tenant then table.insert(run, 'tenant'); table.insert(run, tenant) end
-    if actor then table.insert(run, 'actor'); table.insert(run, actor) end
-    if ckey then table.insert(run, 'ckey'); table.insert(run, ckey) end
-    redis.call('HSET', job_key(id), unpack(run))
-    redis.call('HSET', key('idem'), idem, id)
-    redis.call('SADD', key('queues'), queue)
-    redis.call('ZADD', key('ix', 'all'), id, id)
-    redis.call('ZADD', key('ix', 'q', queue), id, id)
-    redis.call('ZADD', key('ix', 'n', name), id, id)
-    if tenant then redis.call('ZADD', key('ix', 't', tenant), id, id) end
-    restate(id, queue, nil, 'queued')
-    redis.call('ZADD', key('queued', queue), run_at, pad(id))
-    due_add(id, queue, priority, name, run_at)
-    -- Only a run due now wakes workers; a delayed one is found by the poll when due.
-    if tonumber(run_at) <= tonumber(now) then woken[queue] = true end
+    remember(id, {
+      name = name, queue = queue, payload = payload, key = idem,
+      max_attempts = max_attempts, run_at = run_at, priority = priority,
+      state = 'queued', attempts = '0', created = now, updated = now,
+      tenant = tenant, actor = actor, ckey = ckey,
+    })
+    if enqueued(id, queue, priority, name, run_at, now) then woken[queue] = true end
     table.insert(answers, id)
     table.insert(answers, 0)
   end

@@ -135,6 +135,33 @@ local function wake(queue)
   redis.call('PUBLISH', key('wake'), queue)
 end
 
+-- Store new run `id` from `run` (field -> value; a nil field stays absent) under its
+-- idempotency key, in every index, counted in its state: what forget takes away.
+local function remember(id, run)
+  local hash = {}
+  for field, value in pairs(run) do
+    table.insert(hash, field)
+    table.insert(hash, value)
+  end
+  redis.call('HSET', job_key(id), unpack(hash))
+  redis.call('HSET', key('idem'), run.key, id)
+  redis.call('SADD', key('queues'), run.queue)
+  redis.call('ZADD', key('ix', 'all'), id, id)
+  redis.call('ZADD', key('ix', 'q', run.queue), id, id)
+  redis.call('ZADD', key('ix', 'n', run.name), id, id)
+  if run.tenant then redis.call('ZADD', key('ix', 't', run.tenant), id, id) end
+  restate(id, run.queue, nil, run.state)
+end
+
+-- Queued run `id` becomes claimable from `run_at` (its group) and waits in its queue's
+-- `queued` set (oldest first, for stats). Answers whether it is due at `now`: only a run
+-- due now wakes workers; a delayed one is found by the poll when due.
+local function enqueued(id, queue, priority, name, run_at, now)
+  due_add(id, queue, priority, name, run_at)
+  redis.call('ZADD', key('queued', queue), run_at, pad(id))
+  return tonumber(run_at) <= tonumber(now)
+end
+
 -- Delete run `id` (in `state`, of `queue`) with its steps, index entries and idempotency
 -- key, which is free again: what prune and a drain's remove leave of a run.
 local function forget(id, state, queue)

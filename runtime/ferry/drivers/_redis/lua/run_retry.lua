@@ -9,7 +9,6 @@ redis.call('ZREM', key('fin', run.state, run.queue), pad(id))
 redis.call('HSET', jk, 'state', 'queued', 'attempts', '0', 'run_at', now, 'updated', now)
 redis.call('HDEL', jk, 'finished', 'cancel_req')
 restate(id, run.queue, run.state, 'queued')
-redis.call('ZADD', key('queued', run.queue), now, pad(id))
-due_add(id, run.queue, run.priority, run.name, now)
+enqueued(id, run.queue, run.priority, run.name, now, now)
 wake(run.queue)
 return {run.name, run.state, 1}

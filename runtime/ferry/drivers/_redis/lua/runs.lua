@@ -221,13 +221,13 @@ local function settle(arg)
       redis.call('ZREM', key('leases'), pad(id))
       slots_release(id)
       restate(id, run.queue, 'running', state)
-      if state == 'queued' or state == 'sleeping' then
-        due_add(id, run.queue, run.priority, run.name, run.run_at)
-      end
       if state == 'queued' then
-        redis.call('ZADD', key('queued', run.queue), run.run_at, pad(id))
         -- A run put straight back (interrupted by a drain, retried at once) wakes workers.
-        if tonumber(run.run_at) <= tonumber(now) then woken[run.queue] = true end
+        if enqueued(id, run.queue, run.priority, run.name, run.run_at, now) then
+          woken[run.queue] = true
+        end
+      elseif state == 'sleeping' then
+        due_add(id, run.queue, run.priority, run.name, run.run_at)
       end
       if ends then finished_add(id, state, run.queue, now) end
       landed[n] = 1

@@ -29,32 +29,18 @@ for _ = 1, tonumber(arg()) do
       held.queue or false, held.payload or false, held.created or false})
   else
     local id = int(redis.call('INCR', key('seq')))
-    local run = {
-      'name', name, 'queue', queue, 'payload', payload, 'key', idem,
-      'max_attempts', max_attempts, 'run_at', run_at, 'priority', priority,
-      'state', state, 'attempts', attempts, 'created', created, 'updated', now,
-    }
-    local optional = {tenant = tenant, actor = actor, ckey = ckey, err_code = error_code,
+    remember(id, {
+      name = name, queue = queue, payload = payload, key = idem,
+      max_attempts = max_attempts, run_at = run_at, priority = priority,
+      state = state, attempts = attempts, created = created, updated = now,
+      tenant = tenant, actor = actor, ckey = ckey, err_code = error_code,
       err_msg = error_message, pcur = progress_current, ptot = progress_total,
-      finished = finished}
-    for field, value in pairs(optional) do
-      table.insert(run, field)
-      table.insert(run, value)
-    end
-    redis.call('HSET', job_key(id), unpack(run))
-    redis.call('HSET', key('idem'), idem, id)
-    redis.call('SADD', key('queues'), queue)
-    redis.call('ZADD', key('ix', 'all'), id, id)
-    redis.call('ZADD', key('ix', 'q', queue), id, id)
-    redis.call('ZADD', key('ix', 'n', name), id, id)
-    if tenant then redis.call('ZADD', key('ix', 't', tenant), id, id) end
-    restate(id, queue, nil, state)
-    if state == 'queued' then
-      redis.call('ZADD', key('queued', queue), run_at, pad(id))
-      due_add(id, queue, priority, name, run_at)
-      if tonumber(run_at) <= tonumber(now) then woken[queue] = true end
-    else
+      finished = finished,
+    })
+    if state ~= 'queued' then
       finished_add(id, state, queue, finished or now)
+    elseif enqueued(id, queue, priority, name, run_at, now) then
+      woken[queue] = true
     end
     for n, step in ipairs(steps) do
       redis.call('HSET', steps_key(id), step[1], n .. '|' .. step[2])

@@ -13,8 +13,7 @@ for i = 3, #ARGV do
     redis.call('HDEL', job_key(id), 'moving_from', 'moving_to', 'locked_by')
     restate(id, run.queue, 'moving', back)
     if back == 'queued' then
-      due_add(id, run.queue, run.priority, run.name, run.run_at)
-      redis.call('ZADD', key('queued', run.queue), run.run_at, pad(id))
+      enqueued(id, run.queue, run.priority, run.name, run.run_at, ARGV[2])
     else
       finished_add(id, back, run.queue, run.finished)
     end
