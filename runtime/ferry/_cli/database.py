@@ -1,4 +1,8 @@
-"""Which database a command talks to: ``DATABASE_URL`` (or ``--database-url``)."""
+"""Which database a command talks to: ``DATABASE_URL`` (or ``--database-url``/``--db``).
+
+The URL's scheme picks the driver (``ferry.drivers.job_driver_from_url``): every command
+and role runs on Postgres or on a SQLite file alike.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,23 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ferry.drivers._postgres import PostgresJobDriver, postgres_job_driver
+from ferry.drivers._url import DatabaseDriver, job_driver_from_url
 from ferry.errors import FerryError
 
 
 def add_database_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--database-url", default=None, help="default: $DATABASE_URL")
-    parser.add_argument("--schema", default=os.environ.get("FERRY_SCHEMA", "ferry"))
+    parser.add_argument(
+        "--database-url",
+        "--db",
+        dest="database_url",
+        default=None,
+        help="postgresql://… or sqlite:///path.db (default: $DATABASE_URL)",
+    )
+    parser.add_argument(
+        "--schema",
+        default=os.environ.get("FERRY_SCHEMA", "ferry"),
+        help="the Postgres schema (default: $FERRY_SCHEMA or ferry; SQLite has none)",
+    )
 
 
 def configured_dsn(args: argparse.Namespace) -> str | None:
@@ -28,17 +42,18 @@ def required_dsn(args: argparse.Namespace) -> str:
         raise FerryError(
             "X_DRIVER_UNSET",
             f"`ferry {' '.join(args.command_path)}` needs a database and DATABASE_URL is not set",
-            "export DATABASE_URL=postgresql://user:pass@host/db (or pass --database-url)",
+            "export DATABASE_URL=postgresql://user:pass@host/db or DATABASE_URL=sqlite:///"
+            "ferry.db (or pass --database-url)",
         )
     return dsn
 
 
-def driver_for(args: argparse.Namespace) -> PostgresJobDriver:
+def driver_for(args: argparse.Namespace) -> DatabaseDriver:
     """A driver on the configured database, not yet connected."""
-    return postgres_job_driver(required_dsn(args), schema=args.schema)
+    return job_driver_from_url(required_dsn(args), schema=args.schema)
 
 
-async def open_driver(args: argparse.Namespace) -> PostgresJobDriver:
+async def open_driver(args: argparse.Namespace) -> DatabaseDriver:
     """A connected, migrated driver on the configured database.
 
     Connecting and migrating is where an unreachable database (``X_DB_UNREACHABLE``), a bad
@@ -57,13 +72,13 @@ async def open_driver(args: argparse.Namespace) -> PostgresJobDriver:
 @asynccontextmanager
 async def opened_driver(
     args: argparse.Namespace, *, dsn: str | None
-) -> AsyncIterator[PostgresJobDriver | None]:
-    """A second driver on ``dsn`` in the command's schema, closed afterwards; ``None`` when
-    no ``dsn`` is given (e.g. the relay's outbox on the queue's own database)."""
+) -> AsyncIterator[DatabaseDriver | None]:
+    """A second driver on ``dsn`` (in the command's schema), closed afterwards; ``None``
+    when no ``dsn`` is given (e.g. the relay's outbox on the queue's own database)."""
     if not dsn:
         yield None
         return
-    driver = postgres_job_driver(dsn, schema=args.schema)
+    driver = job_driver_from_url(dsn, schema=args.schema)
     try:
         await driver.open()
         yield driver

@@ -15,10 +15,9 @@ from ferry._cli.envelope import Outcome
 from ferry._cli.tables import fields, table
 from ferry._duration import to_ms
 from ferry._preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
-from ferry.drivers._postgres import PostgresJobDriver
-from ferry.drivers.protocol import JOB_STATES, RunDetail
+from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 
-Command = Callable[[argparse.Namespace, PostgresJobDriver], Awaitable[Outcome]]
+Command = Callable[[argparse.Namespace, JobDriver], Awaitable[Outcome]]
 
 
 def register(subparsers: Any) -> None:
@@ -76,7 +75,7 @@ def bind_driver_command(parser: argparse.ArgumentParser, path: list[str], comman
     parser.set_defaults(handler=handler, command_path=path)
 
 
-async def list_runs(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
+async def list_runs(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """One page of runs under the filters, newest first."""
     page = await operations.list_runs(driver, {word: getattr(args, word) for word in FILTER_WORDS})
     text = table(
@@ -101,7 +100,7 @@ async def list_runs(args: argparse.Namespace, driver: PostgresJobDriver) -> Outc
     return Outcome("jobs ls", f"{len(page.runs)} run(s)", page.to_json(), text=text)
 
 
-async def show_run(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
+async def show_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Everything known about one run."""
     run = await operations.show_run(driver, args.id)
     s = run.summary
@@ -174,19 +173,19 @@ def _detail_text(run: RunDetail, *, full: bool) -> str:
     return "\n".join([overview, steps, *(f"{label}:\n{json_text(v)}" for label, v in whole)])
 
 
-async def retry_run(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
+async def retry_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Put a dead or cancelled run back to queued."""
     done = await operations.retry_run(driver, args.id)
     return Outcome("jobs retry", done.summary, done.data)
 
 
-async def cancel_run(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
+async def cancel_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Cancel a run (a running one: ask its worker to)."""
     done = await operations.cancel_run(driver, args.id)
     return Outcome("jobs cancel", done.summary, done.data)
 
 
-async def queue_stats(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
+async def queue_stats(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Depth, state counts and throughput per queue."""
     window_ms = to_ms(args.window, what="--window") or DEFAULT_WINDOW_MS
     queues = await operations.queue_stats(driver, window_ms)

@@ -8,7 +8,7 @@ from typing import Any
 from ferry._admin import operations
 from ferry._cli.envelope import Outcome
 from ferry._cli.jobs_commands import bind_driver_command
-from ferry.drivers._postgres import PostgresJobDriver
+from ferry.drivers.protocol import JobDriver
 
 
 def register(subparsers: Any) -> None:
@@ -23,13 +23,13 @@ def register(subparsers: Any) -> None:
     bind_driver_command(resume, ["queues", "resume"], resume_queue)
 
 
-async def pause_queue(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
+async def pause_queue(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Stop claims from the queue."""
     done = await operations.set_queue_paused(driver, args.queue, paused=True)
     return Outcome("queues pause", done.summary, done.data)
 
 
-async def resume_queue(args: argparse.Namespace, driver: PostgresJobDriver) -> Outcome:
+async def resume_queue(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Let claims from the queue proceed."""
     done = await operations.set_queue_paused(driver, args.queue, paused=False)
     return Outcome("queues resume", done.summary, done.data)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ferry.drivers._postgres.columns import from_json_text, json_text, run_pk
+from ferry.drivers._columns import from_json_text, json_text, run_pk
 from ferry.drivers._postgres.database import Database
 from ferry.drivers.protocol import BackfillCheckpoint
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-import asyncpg
-
 from ferry._names import check_name
-from ferry.drivers._postgres.columns import from_json_text, job_error_of, progress_of, run_pk
+from ferry.drivers._columns import from_json_text, progress_of, run_pk, summary_of
 from ferry.drivers._postgres.database import Database
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
 from ferry.drivers.protocol import (
@@ -46,7 +44,7 @@ class PostgresIntrospection:
             f.lease_expired,
             self._db.clock.now_ms(),
         )
-        return [_summary(row) for row in rows]
+        return [summary_of(row) for row in rows]
 
     async def get_run(self, job_id: str) -> RunDetail | None:
         pk = run_pk(job_id)
@@ -55,7 +53,7 @@ class PostgresIntrospection:
         if row is None:
             return None
         return RunDetail(
-            summary=_summary(row),
+            summary=summary_of(row),
             payload=from_json_text(row["payload"]),
             idempotency_key=row["idempotency_key"],
             actor=row["actor"],
@@ -169,19 +167,3 @@ class PostgresIntrospection:
             raise run_in_wrong_state(job_id, row["name"], row["state"], action, allowed)
         state: JobState = row["state"]
         return state
-
-
-def _summary(row: asyncpg.Record) -> RunSummary:
-    return RunSummary(
-        id=row["id"],
-        name=row["name"],
-        queue=row["queue"],
-        state=row["state"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        tenant=row["tenant"],
-        run_at_ms=row["run_at_ms"],
-        created_at_ms=row["created_at_ms"],
-        updated_at_ms=row["updated_at_ms"],
-        last_error=job_error_of(row["last_error_code"], row["last_error_message"]),
-    )

@@ -12,7 +12,7 @@ from typing import Any, TypeAlias
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
-from ferry.drivers._postgres.columns import (
+from ferry.drivers._columns import (
     array_columns,
     from_json_text,
     job_error_of,

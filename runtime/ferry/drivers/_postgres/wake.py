@@ -21,6 +21,7 @@ import asyncpg
 from ferry._aio import first_of
 from ferry._clock import Clock
 from ferry.drivers._postgres.database import ListenConnection
+from ferry.drivers._wake import Arrivals
 
 logger = logging.getLogger("ferry.drivers.postgres")
 
@@ -41,14 +42,12 @@ _PROBE_TIMEOUT_S = 5.0
 HealthListener = Callable[[bool], None]
 
 
-class ChannelWake:
+class ChannelWake(Arrivals):
     """The waiters of one channel; implements ``QueueWake`` over the driver's session."""
 
     def __init__(self, listener: Listener, clock: Clock) -> None:
+        super().__init__(clock)
         self._listener = listener
-        self._clock = clock
-        self._arrived = asyncio.Event()
-        self._unseen = False
 
     @property
     def healthy(self) -> bool:
@@ -63,25 +62,6 @@ class ChannelWake:
     def add_health_listener(self, listener: HealthListener) -> None:
         """Call ``listener(healthy)`` on every change of health (e.g. to set a gauge)."""
         self._listener.add_health_listener(listener)
-
-    async def wait(self, timeout_ms: int) -> bool:
-        """True once a NOTIFY arrives (or arrived since the last wait); False on timeout."""
-        if self._unseen:
-            self._unseen = False
-            return True
-        arrived = self._arrived
-        await first_of(arrived.wait(), self._clock.sleep_ms(timeout_ms))
-        if arrived.is_set():
-            self._unseen = False
-            return True
-        return False
-
-    def announce(self) -> None:
-        # Each arrival sets the current event (waking every waiter on it) and installs a
-        # fresh one; `_unseen` carries it to a waiter that was busy, not waiting.
-        self._unseen = True
-        self._arrived.set()
-        self._arrived = asyncio.Event()
 
 
 class Listener:
