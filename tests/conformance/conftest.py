@@ -7,7 +7,9 @@ these fixtures hand each test a fresh driver of each kind on one frozen clock.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 
+import aiosqlite
 import asyncpg
 import pytest
 
@@ -21,17 +23,28 @@ def clock() -> FrozenClock:
     return FrozenClock()
 
 
-@pytest.fixture(params=["memory", "postgres"])
+@pytest.fixture(params=["memory", "postgres", "sqlite"])
 async def driver(
-    request: pytest.FixtureRequest, clock: FrozenClock, postgres_dsn: str, pg_schema: str
+    request: pytest.FixtureRequest,
+    clock: FrozenClock,
+    postgres_dsn: str,
+    pg_schema: str,
+    tmp_path: Path,
 ) -> AsyncIterator[JobDriver]:
-    """A fresh, empty driver of each kind, on the test's frozen clock."""
+    """A fresh, empty driver of each kind, on the test's frozen clock (SQLite: a new file)."""
     if request.param == "memory":
         from ferry.drivers import memory_job_driver
 
         memory = memory_job_driver(clock=clock)
         yield memory
         await memory.close()
+        return
+    if request.param == "sqlite":
+        from ferry.drivers import sqlite_job_driver
+
+        sqlite = sqlite_job_driver(tmp_path / "ferry.db", clock=clock)
+        yield sqlite
+        await sqlite.close()
         return
     from ferry.drivers import postgres_job_driver
 
@@ -103,6 +116,12 @@ def append(driver: JobDriver, postgres_dsn: str) -> Append:
     transaction of the application's connection, or (no transactions to join) at once."""
 
     async def append(type: str, payload: JsonValue) -> str:
+        if driver.name == "sqlite":
+            async with aiosqlite.connect(driver.path) as conn:  # type: ignore[attr-defined]
+                await conn.execute("BEGIN IMMEDIATE")
+                entry = await driver.outbox.append(type, payload, connection=conn)
+                await conn.commit()
+                return entry
         if driver.name != "postgres":
             return await driver.outbox.append(type, payload, connection=None)
         connection = await asyncpg.connect(postgres_dsn)

@@ -7,6 +7,7 @@ nothing; what the rules let through round-trips as written.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -214,18 +215,26 @@ async def test_a_body_error_with_unstorable_or_huge_text_still_settles(
     assert len(run.summary.last_error.message) < 5_000
 
 
-@pytest.fixture(params=["memory", "postgres"])
+@pytest.fixture(params=["memory", "postgres", "sqlite"])
 async def small_driver(
-    request: pytest.FixtureRequest, clock: FrozenClock, postgres_dsn: str, pg_schema: str
+    request: pytest.FixtureRequest,
+    clock: FrozenClock,
+    postgres_dsn: str,
+    pg_schema: str,
+    tmp_path: Path,
 ) -> AsyncIterator[JobDriver]:
     """A driver of each kind built with ``max_payload_bytes=100``."""
-    from ferry.drivers import memory_job_driver, postgres_job_driver
+    from ferry.drivers import memory_job_driver, postgres_job_driver, sqlite_job_driver
 
-    built: JobDriver = (
-        memory_job_driver(clock=clock, max_payload_bytes=100)
-        if request.param == "memory"
-        else postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock, max_payload_bytes=100)
-    )
+    built: JobDriver = {
+        "memory": lambda: memory_job_driver(clock=clock, max_payload_bytes=100),
+        "postgres": lambda: postgres_job_driver(
+            postgres_dsn, schema=pg_schema, clock=clock, max_payload_bytes=100
+        ),
+        "sqlite": lambda: sqlite_job_driver(
+            tmp_path / "small.db", clock=clock, max_payload_bytes=100
+        ),
+    }[request.param]()
     yield built
     await built.close()
 
@@ -246,11 +255,12 @@ async def test_the_payload_limit_is_the_drivers_own(small_driver: JobDriver) -> 
 def test_a_payload_limit_no_store_keeps_is_refused_where_the_driver_is_built(
     limit: int,
 ) -> None:
-    from ferry.drivers import memory_job_driver, postgres_job_driver
+    from ferry.drivers import memory_job_driver, postgres_job_driver, sqlite_job_driver
 
     for build in (
         lambda: memory_job_driver(max_payload_bytes=limit),
         lambda: postgres_job_driver("postgresql://h/db", max_payload_bytes=limit),
+        lambda: sqlite_job_driver("unused.db", max_payload_bytes=limit),
     ):
         with pytest.raises(FerryError) as refused:
             build()

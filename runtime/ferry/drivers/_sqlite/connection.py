@@ -1,0 +1,178 @@
+"""One ``sqlite3`` connection on a thread of its own, and the refusals its failures become.
+
+The driver talks to SQLite through the standard library's ``sqlite3`` (no native
+dependency beyond the SQLite every Python carries) on a dedicated thread per connection.
+A call hands the thread a function of the connection, and the whole function runs there
+before the next one starts: a statement, or a ``BEGIN IMMEDIATE … COMMIT`` transaction of
+several, is one hop off the event loop, and two operations never interleave on one
+connection. (``aiosqlite`` also runs ``sqlite3`` on a thread, but hops once per statement,
+so a transaction would need a lock held across awaits; applications keep using it, and
+hand the driver their ``aiosqlite`` connection to join a transaction.)
+
+Why ``BEGIN IMMEDIATE``: a deferred transaction that reads and then writes cannot wait for
+another writer in WAL mode — SQLite answers ``SQLITE_BUSY`` at once, since its snapshot
+may be stale — while an immediate one takes the write lock first and so waits, up to
+``busy_timeout``, like a single statement does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import quote
+
+from ferry.drivers._sqlite.target import SqliteTarget
+from ferry.errors import FerryError
+
+T = TypeVar("T")
+
+MIN_SQLITE = (3, 37, 0)
+"""``RETURNING`` (3.35) and ``STRICT`` tables (3.37)."""
+
+WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024
+"""The WAL file is truncated back to this after a checkpoint, so it never keeps growing."""
+
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+_UNUSABLE = {
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_PERM,
+    sqlite3.SQLITE_READONLY,
+    sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_FULL,
+    sqlite3.SQLITE_NOTADB,
+    sqlite3.SQLITE_CORRUPT,
+    sqlite3.SQLITE_PROTOCOL,
+    sqlite3.SQLITE_NOLFS,
+    sqlite3.SQLITE_AUTH,
+}
+
+
+def check_sqlite_version() -> None:
+    """Refuse a Python whose SQLite library lacks what the driver's SQL uses."""
+    if sqlite3.sqlite_version_info < MIN_SQLITE:
+        needed = ".".join(map(str, MIN_SQLITE))
+        raise FerryError(
+            "X_INVARIANT",
+            f"this Python's SQLite library is {sqlite3.sqlite_version}; the sqlite driver "
+            f"needs {needed} or newer (RETURNING, STRICT tables)",
+            "run a Python built against a newer SQLite (python.org and the official Docker "
+            "images carry one), or use postgres_job_driver()",
+        )
+
+
+class Connection:
+    """A connection to one file, opened on its thread at the first call."""
+
+    def __init__(self, target: SqliteTarget, *, read_only: bool = False) -> None:
+        self.target = target
+        self._read_only = read_only
+        role = "reader" if read_only else "writer"
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"ferry-sqlite-{role}")
+        self._connection: sqlite3.Connection | None = None
+
+    async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work(connection)`` on the connection's thread; SQLite failures that mean the
+        file cannot be used arrive as ``X_DB_UNREACHABLE`` or ``X_DB_BUSY``."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._call, work)
+
+    async def close(self) -> None:
+        """Close the connection and end its thread."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._close)
+        self._executor.shutdown(wait=True)
+
+    def _call(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        try:
+            if self._connection is None:
+                self._connection = self._connect()
+            return work(self._connection)
+        except sqlite3.Error as error:
+            refusal = refusal_for(error, self.target)
+            if refusal is None:
+                raise
+            raise refusal from None
+
+    def _connect(self) -> sqlite3.Connection:
+        target = self.target
+        if self._read_only:  # ferry doctor: changes nothing, not even a missing file
+            uri = f"file:{quote(str(target.path))}?mode=ro"
+            connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+        else:
+            connection = sqlite3.connect(target.path, isolation_level=None)
+        try:
+            connection.row_factory = sqlite3.Row
+            connection.execute(f"PRAGMA busy_timeout = {target.busy_timeout_ms}")
+            if not self._read_only:
+                # WAL: readers never block the writer nor it them, and a commit appends to
+                # the log instead of rewriting pages. It is a property of the file, kept
+                # across connections, so the application's connections use it too.
+                [mode] = connection.execute("PRAGMA journal_mode = WAL").fetchone()
+                if mode != "wal":
+                    raise _no_wal(target.path, mode)
+                connection.execute(f"PRAGMA synchronous = {target.synchronous.upper()}")
+                connection.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
+            connection.execute("PRAGMA foreign_keys = ON")
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+def immediate(connection: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
+    """``work`` in one ``BEGIN IMMEDIATE`` transaction: committed when it returns, rolled
+    back when it raises. Holding the file's write lock from the first read to the commit,
+    it sees nothing change under it — the SQLite form of a row lock."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        result = work(connection)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    return result
+
+
+def refusal_for(error: sqlite3.Error, target: SqliteTarget) -> FerryError | None:
+    """The refusal ``error`` stands for on ``target``, or None when it is not about the
+    file being usable (a bug stays a traceback)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary in _BUSY:
+        return FerryError(
+            "X_DB_BUSY",
+            f"the SQLite database {target.path} stayed locked by another connection for "
+            f"longer than busy_timeout ({target.busy_timeout_ms} ms)",
+            "keep write transactions on this file short (the application's BEGIN … COMMIT "
+            "included), or raise the timeout (sqlite:///…?busy_timeout_ms=10000)",
+        )
+    if primary in _UNUSABLE:
+        name = getattr(error, "sqlite_errorname", "SQLITE_ERROR")
+        return unusable(target.path, f"{name}: {error}")
+    return None
+
+
+def unusable(path: Path, problem: str) -> FerryError:
+    """``X_DB_UNREACHABLE`` for a file this process cannot use as its database."""
+    return FerryError(
+        "X_DB_UNREACHABLE",
+        f"cannot use the SQLite database at {path}: {problem}",
+        "check the path in DATABASE_URL (sqlite:///relative.db or sqlite:////absolute.db): "
+        "its directory exists, this process may read and write the file and the -wal and "
+        "-shm files beside it, and it is on a local disk (SQLite's locks do not hold over "
+        "a network file system)",
+    )
+
+
+def _no_wal(path: Path, mode: str) -> FerryError:
+    return unusable(path, f"it cannot be switched to WAL mode (journal_mode stays {mode!r})")
