@@ -1,28 +1,18 @@
-"""One ``sqlite3`` connection on a thread of its own, and the refusals its failures become.
+"""Opening a ``sqlite3`` connection for the driver, and the refusals its failures become.
 
-The driver talks to SQLite through the standard library's ``sqlite3`` (no native
-dependency beyond the SQLite every Python carries) on a dedicated thread per connection.
-A call hands the thread a function of the connection, and the whole function runs there
-before the next one starts: a statement, or a ``BEGIN IMMEDIATE … COMMIT`` transaction of
-several, is one hop off the event loop, and two operations never interleave on one
-connection. (``aiosqlite`` also runs ``sqlite3`` on a thread, but hops once per statement,
-so a transaction would need a lock held across awaits; applications keep using it, and
-hand the driver their ``aiosqlite`` connection to join a transaction.)
-
-Why ``BEGIN IMMEDIATE``: a deferred transaction that reads and then writes cannot wait for
-another writer in WAL mode — SQLite answers ``SQLITE_BUSY`` at once, since its snapshot
-may be stale — while an immediate one takes the write lock first and so waits, up to
-``busy_timeout``, like a single statement does.
+Why ``BEGIN IMMEDIATE`` everywhere the driver writes: a deferred transaction that reads and
+then writes cannot wait for another writer in WAL mode — SQLite answers ``SQLITE_BUSY`` at
+once, since its snapshot may be stale — while an immediate one takes the write lock first
+and so waits, up to ``busy_timeout``, like a single statement does.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
+import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 from urllib.parse import quote
 
 from ferry.drivers._sqlite.target import SqliteTarget
@@ -30,11 +20,17 @@ from ferry.errors import FerryError
 
 T = TypeVar("T")
 
+Role = Literal["writer", "reader", "inspector"]
+"""The writer sets the file up and does every write; the reader only reads; an inspector
+opens the file read-only (``ferry doctor``: not even a missing file is created)."""
+
 MIN_SQLITE = (3, 37, 0)
 """``RETURNING`` (3.35) and ``STRICT`` tables (3.37)."""
 
 WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024
 """The WAL file is truncated back to this after a checkpoint, so it never keeps growing."""
+
+_WAL_RETRY_S = 0.005
 
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 _UNUSABLE = {
@@ -64,68 +60,29 @@ def check_sqlite_version() -> None:
         )
 
 
-class Connection:
-    """A connection to one file, opened on its thread at the first call."""
-
-    def __init__(self, target: SqliteTarget, *, read_only: bool = False) -> None:
-        self.target = target
-        self._read_only = read_only
-        role = "reader" if read_only else "writer"
-        self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"ferry-sqlite-{role}")
-        self._connection: sqlite3.Connection | None = None
-
-    async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """``work(connection)`` on the connection's thread; SQLite failures that mean the
-        file cannot be used arrive as ``X_DB_UNREACHABLE`` or ``X_DB_BUSY``."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._call, work)
-
-    async def close(self) -> None:
-        """Close the connection and end its thread."""
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._close)
-        self._executor.shutdown(wait=True)
-
-    def _call(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        try:
-            if self._connection is None:
-                self._connection = self._connect()
-            return work(self._connection)
-        except sqlite3.Error as error:
-            refusal = refusal_for(error, self.target)
-            if refusal is None:
-                raise
-            raise refusal from None
-
-    def _connect(self) -> sqlite3.Connection:
-        target = self.target
-        if self._read_only:  # ferry doctor: changes nothing, not even a missing file
-            uri = f"file:{quote(str(target.path))}?mode=ro"
-            connection = sqlite3.connect(uri, uri=True, isolation_level=None)
-        else:
-            connection = sqlite3.connect(target.path, isolation_level=None)
-        try:
-            connection.row_factory = sqlite3.Row
-            connection.execute(f"PRAGMA busy_timeout = {target.busy_timeout_ms}")
-            if not self._read_only:
-                # WAL: readers never block the writer nor it them, and a commit appends to
-                # the log instead of rewriting pages. It is a property of the file, kept
-                # across connections, so the application's connections use it too.
-                [mode] = connection.execute("PRAGMA journal_mode = WAL").fetchone()
-                if mode != "wal":
-                    raise _no_wal(target.path, mode)
-                connection.execute(f"PRAGMA synchronous = {target.synchronous.upper()}")
-                connection.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
-            connection.execute("PRAGMA foreign_keys = ON")
-        except BaseException:
-            connection.close()
-            raise
-        return connection
-
-    def _close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+def open_connection(target: SqliteTarget, role: Role) -> sqlite3.Connection:
+    """A ``sqlite3`` connection to ``target`` set up for ``role``: autocommit (the driver
+    writes ``BEGIN IMMEDIATE`` itself), rows read by column name, the busy timeout."""
+    if role == "inspector":
+        uri = f"file:{quote(str(target.path))}?mode=ro"
+        connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+    else:
+        connection = sqlite3.connect(target.path, isolation_level=None)
+    try:
+        connection.row_factory = sqlite3.Row
+        connection.execute(f"PRAGMA busy_timeout = {target.busy_timeout_ms}")
+        if role == "writer":
+            # WAL: readers never block the writer nor it them, and a commit appends to the
+            # log instead of rewriting pages. It is a property of the file, kept across
+            # connections, so the application's connections use it too.
+            _switch_to_wal(connection, target)
+            connection.execute(f"PRAGMA synchronous = {target.synchronous.upper()}")
+            connection.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
+        connection.execute("PRAGMA foreign_keys = ON")
+    except BaseException:
+        connection.close()
+        raise
+    return connection
 
 
 def immediate(connection: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -172,6 +129,27 @@ def unusable(path: Path, problem: str) -> FerryError:
         "-shm files beside it, and it is on a local disk (SQLite's locks do not hold over "
         "a network file system)",
     )
+
+
+def _switch_to_wal(connection: sqlite3.Connection, target: SqliteTarget) -> None:
+    """Put the file in WAL mode, waiting up to the busy timeout. Switching needs the file
+    to itself for a moment and SQLite does not wait for that on its own: while other
+    processes open a new file at the same time it answers "database is locked" at once."""
+    deadline = time.monotonic() + target.busy_timeout_ms / 1000
+    while True:
+        try:
+            [mode] = connection.execute("PRAGMA journal_mode = WAL").fetchone()
+        except sqlite3.OperationalError as error:
+            if getattr(error, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
+                raise
+            if time.monotonic() >= deadline:
+                raise  # X_DB_BUSY, like any lock held past the timeout
+        else:
+            if mode == "wal":
+                return
+            if time.monotonic() >= deadline:
+                raise _no_wal(target.path, mode)
+        time.sleep(_WAL_RETRY_S)
 
 
 def _no_wal(path: Path, mode: str) -> FerryError:

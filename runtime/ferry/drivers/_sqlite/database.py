@@ -18,9 +18,10 @@ from typing import TypeVar
 from ferry._clock import Clock
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._sql import sql_files
-from ferry.drivers._sqlite.connection import Connection, check_sqlite_version, immediate
+from ferry.drivers._sqlite.connection import Role, check_sqlite_version, open_connection
 from ferry.drivers._sqlite.migrate import apply_migrations, read_ledger
 from ferry.drivers._sqlite.target import SqliteTarget
+from ferry.drivers._sqlite.thread import ConnectionThread
 from ferry.errors import FerryError
 
 T = TypeVar("T")
@@ -34,8 +35,8 @@ class Database:
         self.target = target
         self.clock = clock
         self.queries: Mapping[str, str] = sql_files("ferry.drivers._sqlite.sql.queries")
-        self._writer = Connection(target)
-        self._reader = Connection(target)
+        self._writer = _thread(target, "writer")
+        self._reader = _thread(target, "reader")
         self._migrated = False
         self._closed = False
         self._opening = asyncio.Lock()
@@ -47,6 +48,26 @@ class Database:
         async with self._opening:
             if not self._migrated:
                 await self.migrate()
+
+    async def open_joining(self, *, in_transaction: bool) -> None:
+        """``open``, before a statement on the application's connection: while its
+        transaction is open it may hold the write lock migrating needs, so a file that
+        still lacks migrations is refused (``X_MIGRATIONS_PENDING``), never waited on."""
+        if self._migrated or not in_transaction:
+            return await self.open()
+        state = await self._reader.run(lambda c: read_ledger(c, self.queries, self.target.path))
+        if state.problem is not None:
+            raise state.problem
+        if state.pending:
+            raise FerryError(
+                "X_MIGRATIONS_PENDING",
+                f'the database "{self.target.path}" lacks migration(s) '
+                f"{', '.join(m.label for m in state.pending)}, and the application's open "
+                "transaction holds the write lock that applying them takes",
+                "open the driver at start-up, before the first transaction on the file "
+                "(`await driver.open()`), or run `ferry migrate` once",
+            )
+        await self.open()
 
     async def migrate(self) -> list[Migration]:
         """Apply pending migrations now; answers the migrations this call applied.
@@ -65,7 +86,7 @@ class Database:
         """The SQLite library and file, and the judged ledger, read without changing a thing
         (a missing file stays missing): what ``ferry doctor`` reports."""
         self.check_open()
-        inspector = Connection(self.target, read_only=True)
+        inspector = _thread(self.target, "inspector")
 
         def read(c: sqlite3.Connection) -> tuple[str, LedgerState]:
             [[mode]] = c.execute("PRAGMA journal_mode").fetchall()
@@ -77,15 +98,12 @@ class Database:
         finally:
             await inspector.close()
 
-    async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """``work`` on the writer: one statement, autocommitted."""
+    async def transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work`` on the writer inside a ``BEGIN IMMEDIATE`` transaction (shared with the
+        writes queued meanwhile: ``thread``'s group commit), answered once committed."""
         await self.open()
         self.check_open()
-        return await self._writer.run(work)
-
-    async def transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """``work`` on the writer in one ``BEGIN IMMEDIATE`` transaction."""
-        return await self.write(lambda c: immediate(c, work))
+        return await self._writer.transact(work)
 
     async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """``work`` on the reader (several statements: wrap them in ``snapshot``)."""
@@ -103,15 +121,15 @@ class Database:
     async def execute(
         self, query: str, parameters: Mapping[str, object] | None = None
     ) -> list[sqlite3.Row]:
-        """Run the statement named ``query`` on the writer, autocommitted; its
+        """Run the statement named ``query`` on the writer (in its next commit); its
         ``RETURNING`` rows."""
         sql = self.queries[query]
-        return await self.write(lambda c: c.execute(sql, parameters or {}).fetchall())
+        return await self.transaction(lambda c: c.execute(sql, parameters or {}).fetchall())
 
     async def changes(self, query: str, parameters: Mapping[str, object]) -> int:
         """Run the statement named ``query`` on the writer; how many rows it changed."""
         sql = self.queries[query]
-        return await self.write(lambda c: c.execute(sql, parameters).rowcount)
+        return await self.transaction(lambda c: c.execute(sql, parameters).rowcount)
 
     async def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version`` on the reader: it changes whenever another
@@ -134,6 +152,8 @@ class Database:
 
     async def close(self) -> None:
         """Close both connections (the file stays, with everything committed in it)."""
+        if self._closed:
+            return
         self._closed = True
         await self._writer.close()
         await self._reader.close()
@@ -146,3 +166,9 @@ def snapshot(connection: sqlite3.Connection, work: Callable[[sqlite3.Connection]
         return work(connection)
     finally:
         connection.execute("COMMIT")
+
+
+def _thread(target: SqliteTarget, role: Role) -> ConnectionThread:
+    return ConnectionThread(
+        target, lambda: open_connection(target, role), name=f"ferry-sqlite-{role}"
+    )

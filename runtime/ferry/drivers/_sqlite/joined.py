@@ -45,7 +45,7 @@ async def joined_connection(
             "the caller's transaction",
             _FIX,
         )
-    await database.open()
+    await database.open_joining(in_transaction=connection.in_transaction)
     if connection not in _checked:
         rows = await connection.execute_fetchall("PRAGMA database_list")
         main = next((str(row[2]) for row in rows if row[1] == "main"), "")
