@@ -148,6 +148,8 @@ class ConnectionThread:
             return
         outcomes: list[tuple[_Job, Any, BaseException | None]] = []
         for job in group:
+            if job.future.done():  # its caller stopped waiting while the group formed
+                continue
             connection.execute("SAVEPOINT operation")
             try:
                 result = job.work(connection)
