@@ -21,9 +21,7 @@ import sys
 import time
 from asyncio import FIRST_COMPLETED
 
-import asyncpg
-
-from bench.systems import SYSTEM_NAMES, load_system
+from bench.systems import KNOWN_SYSTEMS, Counter, load_system
 
 _SETTLE_POLL_S = 0.01
 _STOP_TIMEOUT_S = 30.0
@@ -83,7 +81,7 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
         await asyncio.wait_for(tally.all_ran.wait(), timeout=deadline - time.perf_counter())
     if args.mode == "drain":
         settled = tally.all_ran.is_set() and await _settled(
-            args.dsn, system.unsettled_query, deadline
+            await system.counter(args.dsn), deadline
         )
         ended = time.perf_counter()
         started = tally.first_at if tally.first_at is not None else ended
@@ -95,23 +93,22 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
     return result
 
 
-async def _settled(dsn: str, unsettled_query: str, deadline: float) -> bool:
+async def _settled(counter: Counter, deadline: float) -> bool:
     """Poll until the system counts no unfinished job; False if the deadline passes first."""
-    connection = await asyncpg.connect(dsn)
     try:
         while time.perf_counter() < deadline:
-            if await connection.fetchval(unsettled_query) == 0:
+            if await counter.unsettled() == 0:
                 return True
             await asyncio.sleep(_SETTLE_POLL_S)
     finally:
-        await connection.close()
+        await counter.close()
     return False
 
 
 def main() -> None:
     """Parse the orchestrator's arguments, measure, print the JSON line."""
     parser = argparse.ArgumentParser(prog="python -m bench.worker")
-    parser.add_argument("system", choices=SYSTEM_NAMES)
+    parser.add_argument("system", choices=KNOWN_SYSTEMS)
     parser.add_argument("dsn")
     parser.add_argument("mode", choices=("drain", "latency"))
     parser.add_argument("--count", type=int, required=True)

@@ -71,6 +71,7 @@ async def test_the_wake_is_healthy_while_the_watcher_reads_the_file(
     drivers: DriverFactory,
 ) -> None:
     driver = drivers()
+    await driver.open()  # the watcher reads a file that is there; it never creates one
     changes: list[bool] = []
     wake = driver.wake()
     wake.add_health_listener(changes.append)

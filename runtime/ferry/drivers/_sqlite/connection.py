@@ -20,9 +20,10 @@ from ferry.errors import FerryError
 
 T = TypeVar("T")
 
-Role = Literal["writer", "reader", "inspector"]
-"""The writer sets the file up and does every write; the reader only reads; an inspector
-opens the file read-only (``ferry doctor``: not even a missing file is created)."""
+Role = Literal["writer", "reader", "watcher", "inspector"]
+"""The writer sets the file up and does every write; the reader only reads; the wake's
+watcher reads a file that exists (it never creates one); an inspector opens the file
+read-only (``ferry doctor``: not even a missing file is created)."""
 
 MIN_SQLITE = (3, 37, 0)
 """``RETURNING`` (3.35) and ``STRICT`` tables (3.37)."""
@@ -63,8 +64,9 @@ def check_sqlite_version() -> None:
 def open_connection(target: SqliteTarget, role: Role) -> sqlite3.Connection:
     """A ``sqlite3`` connection to ``target`` set up for ``role``: autocommit (the driver
     writes ``BEGIN IMMEDIATE`` itself), rows read by column name, the busy timeout."""
-    if role == "inspector":
-        uri = f"file:{quote(str(target.path))}?mode=ro"
+    if role in ("watcher", "inspector"):
+        mode = "ro" if role == "inspector" else "rw"
+        uri = f"file:{quote(str(target.path))}?mode={mode}"
         connection = sqlite3.connect(uri, uri=True, isolation_level=None)
     else:
         connection = sqlite3.connect(target.path, isolation_level=None)

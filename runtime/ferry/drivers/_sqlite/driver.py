@@ -61,7 +61,7 @@ class SqliteJobDriver(DerivedCalls):
         max_payload_bytes: int,
     ) -> None:
         require_count(
-            wake_poll_ms, what="sqlite wake_poll_ms {}", fix="pass wake_poll_ms=25 (the default)"
+            wake_poll_ms, what="sqlite wake_poll_ms {}", fix="pass wake_poll_ms=20 (the default)"
         )
         self._clock = clock
         self._max_payload_bytes = payload_limit(max_payload_bytes)
@@ -69,7 +69,7 @@ class SqliteJobDriver(DerivedCalls):
             path_or_url, synchronous=synchronous, busy_timeout_ms=busy_timeout_ms
         )
         self._db = Database(target, clock=clock)
-        self._watcher = CommitWatcher(self._db, clock=clock, poll_ms=wake_poll_ms)
+        self._watcher = CommitWatcher(target, clock=clock, poll_ms=wake_poll_ms)
         self._steps = SqliteStepStore(self._db)
         self._leases = SqliteLeaseStore(self._db)
         self._backfills = SqliteBackfillLedger(self._db)
@@ -284,7 +284,7 @@ def sqlite_job_driver(
     ``synchronous="full"`` (the default) makes every commit durable through a power cut;
     ``"normal"`` only through a crash of the process, for fewer fsyncs. ``busy_timeout_ms``
     (default 5000) is how long a statement waits for another connection's write lock.
-    ``wake_poll_ms`` (default 25) bounds how late an idle worker hears of another
+    ``wake_poll_ms`` (default 20) bounds how late an idle worker hears of another
     process's commit. ``max_payload_bytes`` limits one payload's JSON text (1 MiB).
     """
     return SqliteJobDriver(
