@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import time
 
 from pydantic import BaseModel
 
-from ferry import Retry, job
+from ferry import Concurrency, Retry, job
 from ferry._jobs.context import JobContext
 from ferry._jobs.signal import AbortSignal
 from ferry._jobs.step import Step
@@ -26,7 +27,14 @@ CREATE TABLE IF NOT EXISTS effects (
     step    TEXT    NOT NULL,
     attempt INTEGER NOT NULL,
     worker  TEXT    NOT NULL
-)
+);
+CREATE TABLE IF NOT EXISTS intervals (
+    id         INTEGER PRIMARY KEY,
+    grp        TEXT    NOT NULL,
+    idx        INTEGER NOT NULL,
+    started_ns INTEGER NOT NULL,
+    ended_ns   INTEGER
+);
 """
 
 
@@ -36,15 +44,23 @@ def database_path() -> str:
     return str(target.path)
 
 
-def _insert_effect(key: str, step: str, attempt: int, worker: str) -> None:
+def _write(sql: str, *parameters: object) -> int:
+    """Run one write on the file through a connection of the job's own; the row's id."""
     connection = sqlite3.connect(database_path(), timeout=30, isolation_level=None)
     try:
-        connection.execute(
-            "INSERT INTO effects (job_key, step, attempt, worker) VALUES (?, ?, ?, ?)",
-            (key, step, attempt, worker),
-        )
+        return int(connection.execute(sql, parameters).lastrowid or 0)
     finally:
         connection.close()
+
+
+def _insert_effect(key: str, step: str, attempt: int, worker: str) -> None:
+    _write(
+        "INSERT INTO effects (job_key, step, attempt, worker) VALUES (?, ?, ?, ?)",
+        key,
+        step,
+        attempt,
+        worker,
+    )
 
 
 async def _sleep_unless_aborted(ms: int, signal: AbortSignal) -> None:
@@ -86,3 +102,31 @@ class NoopInput(BaseModel):
 @job(input=NoopInput, idempotency_key=lambda i: f"noop:{i.n}", name="noop")
 async def noop(input: NoopInput) -> None:
     """Does nothing: the queue is what is under test."""
+
+
+class KeyedInput(BaseModel):
+    group: str
+    idx: int
+    hold_ms: int = 0
+
+
+@job(
+    input=KeyedInput,
+    idempotency_key=lambda i: f"keyed:{i.group}:{i.idx}",
+    concurrency=Concurrency(key=lambda i: i.group, limit=1),
+    retry=Retry(attempts=100, backoff="fixed", base="100ms"),
+    name="keyed",
+)
+async def keyed(input: KeyedInput) -> None:
+    """Records the interval it ran in (one host: every process reads the same clock)."""
+    interval = await asyncio.to_thread(
+        _write,
+        "INSERT INTO intervals (grp, idx, started_ns) VALUES (?, ?, ?)",
+        input.group,
+        input.idx,
+        time.time_ns(),
+    )
+    await asyncio.sleep(input.hold_ms / 1000)
+    await asyncio.to_thread(
+        _write, "UPDATE intervals SET ended_ns = ? WHERE id = ?", time.time_ns(), interval
+    )

@@ -80,7 +80,7 @@ async def roles(db_url: str, db_path: Path, tmp_path: Path) -> AsyncIterator[Rol
     await migrated.open()
     await migrated.close()
     connection = sqlite3.connect(db_path)
-    connection.execute(EFFECTS)
+    connection.executescript(EFFECTS)
     connection.close()
     roles = Roles(db_url, tmp_path)
     yield roles
