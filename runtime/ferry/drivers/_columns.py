@@ -7,17 +7,23 @@ The Postgres and SQLite tables have the same columns, so a row of either (an asy
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 # The facade's own serialisation: a payload the facade already serialised is stored as it
 # is, and the SQL reads JSON text, so no connection needs a codec.
 from ferry._payload import json_text
 from ferry.drivers.protocol import (
+    JOB_STATES,
+    BackfillCheckpoint,
     ClaimedJob,
     JobError,
+    JobState,
     JsonValue,
     Progress,
+    QueueStats,
+    RunDetail,
+    RunLatency,
     RunSummary,
     StepRecord,
 )
@@ -25,12 +31,16 @@ from ferry.drivers.protocol import (
 __all__ = [
     "Row",
     "array_columns",
+    "checkpoint_of",
     "claimed_of",
+    "detail_of",
     "from_json_text",
     "job_error_of",
     "json_text",
+    "latency_of",
     "progress_columns",
     "progress_of",
+    "queue_stats_of",
     "run_pk",
     "step_columns",
     "step_of",
@@ -116,6 +126,24 @@ def claimed_of(row: Row, *, slot_held: bool) -> ClaimedJob:
     )
 
 
+def detail_of(row: Row, steps: Sequence[StepRecord]) -> RunDetail:
+    """A ``run_get`` row (``payload`` and ``result`` as text) with its steps."""
+    return RunDetail(
+        summary=summary_of(row),
+        payload=from_json_text(row["payload"]),
+        idempotency_key=row["idempotency_key"],
+        actor=row["actor"],
+        concurrency_key=row["concurrency_key"],
+        locked_by=row["locked_by"],
+        lease_expires_at_ms=row["lease_expires_at_ms"],
+        result=from_json_text(row["result"]),
+        progress=progress_of(row["progress_current"], row["progress_total"]),
+        finished_at_ms=row["finished_at_ms"],
+        steps=tuple(steps),
+        cancel_requested_at_ms=row["cancel_requested_at_ms"],
+    )
+
+
 def step_columns(step: StepRecord) -> tuple[str, str, str, int, int, int | None]:
     """A step as the steps table's columns, from ``name`` to ``wake_at_ms``."""
     return (
@@ -138,3 +166,47 @@ def step_of(row: Row) -> StepRecord:
         finished_at_ms=row["finished_at_ms"],
         wake_at_ms=row["wake_at_ms"],
     )
+
+
+def checkpoint_of(row: Row) -> BackfillCheckpoint:
+    """A ``backfills`` row (``cursor`` as text) as the checkpoint it saved."""
+    return BackfillCheckpoint(
+        key=row["key"],
+        cursor=from_json_text(row["cursor"]),
+        processed=row["processed"],
+        pages=row["pages"],
+        done=bool(row["done"]),
+        updated_at_ms=row["updated_at_ms"],
+    )
+
+
+def latency_of(row: Row) -> RunLatency:
+    """A ``recent_latencies`` row."""
+    return RunLatency(
+        id=row["id"],
+        queue=row["queue"],
+        name=row["name"],
+        state=row["state"],
+        finished_at_ms=row["finished_at_ms"],
+        latency_ms=row["latency_ms"],
+    )
+
+
+def queue_stats_of(rows: Iterable[Row]) -> list[QueueStats]:
+    """The ``queue_stats`` rows (a count per queue and state, a row per paused queue) as
+    each queue's counts — every state present — by queue name."""
+    counts: dict[str, dict[JobState, int]] = {}
+    paused: set[str] = set()
+    oldest: dict[str, int] = {}
+    for row in rows:
+        per_queue = counts.setdefault(row["queue"], dict.fromkeys(JOB_STATES, 0))
+        if row["paused"]:
+            paused.add(row["queue"])
+        else:
+            per_queue[row["state"]] = row["runs"]
+            if row["oldest_due_at_ms"] is not None:
+                oldest[row["queue"]] = row["oldest_due_at_ms"]
+    return [
+        QueueStats(queue, state_counts, queue in paused, oldest.get(queue))
+        for queue, state_counts in sorted(counts.items())
+    ]

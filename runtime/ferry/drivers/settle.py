@@ -1,6 +1,7 @@
 """The settle state machine: what an attempt's verdict does to its run, in one place.
 
-Every driver follows these rules; the Postgres settle statement receives the decisions made
+Every driver follows these rules: the memory and SQLite drivers apply ``settle_run`` to the
+run they read under their lock; the Postgres settle statement receives the decisions made
 here as parameters (and applies the one rule that depends on the locked row, the cancel
 override, in SQL that names this module). The rules:
 

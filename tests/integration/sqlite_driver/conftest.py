@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ferry._clock import FrozenClock
+from ferry._jobs.facade import set_job_driver
 from ferry.drivers import SqliteJobDriver, sqlite_job_driver
 
 from .app import EFFECTS
@@ -86,3 +87,13 @@ async def roles(db_url: str, db_path: Path, tmp_path: Path) -> AsyncIterator[Rol
     yield roles
     await roles.close()
     print(roles.logs())
+
+
+@pytest.fixture
+async def enqueuer(roles: Roles) -> AsyncIterator[SqliteJobDriver]:
+    """A driver in this test process on the same file, set as the job driver."""
+    driver = sqlite_job_driver(roles.url)
+    set_job_driver(driver)
+    yield driver
+    set_job_driver(None)
+    await driver.close()

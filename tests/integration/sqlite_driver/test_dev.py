@@ -4,27 +4,14 @@ SQLite file, with no database server anywhere."""
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterator
 
-import pytest
 from role_process import eventually, free_port
 
-from ferry._jobs.facade import set_job_driver
-from ferry.drivers import SqliteJobDriver, sqlite_job_driver
+from ferry.drivers import SqliteJobDriver
 from ferry.drivers.protocol import RunFilter
 
 from . import app
 from .processes import Roles
-
-
-@pytest.fixture
-async def enqueuer(roles: Roles) -> AsyncIterator[SqliteJobDriver]:
-    """A driver in this test process on the same file, set as the job driver."""
-    driver = sqlite_job_driver(roles.url)
-    set_job_driver(driver)
-    yield driver
-    set_job_driver(None)
-    await driver.close()
 
 
 async def test_ferry_dev_on_a_sqlite_file_runs_jobs_and_serves_the_dashboard(

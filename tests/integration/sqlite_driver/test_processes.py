@@ -5,31 +5,20 @@ and run by a worker process."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import aiosqlite
-import pytest
 from role_process import eventually
 
-from ferry._jobs.facade import enqueue_many, set_job_driver
-from ferry.drivers import SqliteJobDriver, sqlite_job_driver
+from ferry._jobs.facade import enqueue_many
+from ferry.drivers import SqliteJobDriver
 from ferry.drivers.protocol import RunFilter
 
 from . import app
 from .processes import Roles
 
 Read = Callable[[str], list[tuple[object, ...]]]
-
-
-@pytest.fixture
-async def enqueuer(roles: Roles) -> AsyncIterator[SqliteJobDriver]:
-    """A driver in this test process on the same file, set as the job driver."""
-    driver = sqlite_job_driver(roles.url)
-    set_job_driver(driver)
-    yield driver
-    set_job_driver(None)
-    await driver.close()
 
 
 async def _completed(driver: SqliteJobDriver, count: int) -> bool:

@@ -159,8 +159,8 @@ class MemoryJobDriver(DerivedCalls):
                 "X_DRIVER_NO_TRANSACTIONS",
                 f'enqueue of job "{request.name}" asked to join a transaction, and the '
                 "memory driver has no transactions to join",
-                "use postgres_job_driver() for transactional enqueue; in tests, run the "
-                "harness on Postgres, or enqueue without connection=",
+                "use postgres_job_driver() or sqlite_job_driver() for transactional enqueue; "
+                "in tests, run the harness on one of them, or enqueue without connection=",
             )
         existing = self._runs.by_key.get(request.idempotency_key)
         if existing is not None:

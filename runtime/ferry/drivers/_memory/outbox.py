@@ -43,8 +43,8 @@ class MemoryOutbox:
                 "X_DRIVER_NO_TRANSACTIONS",
                 f'outbox append of "{type}" asked to join a transaction, and the memory '
                 "driver has no transactions to join",
-                "use the postgres driver's outbox for transactional appends; with the "
-                "memory driver pass connection=None (the entry is written at once)",
+                "use the postgres or sqlite driver's outbox for transactional appends; with "
+                "the memory driver pass connection=None (the entry is written at once)",
             )
         entry = _Entry(next(self._ids), type, document, self._clock.now_ms())
         self._entries[entry.id] = entry

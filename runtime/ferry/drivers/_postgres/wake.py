@@ -21,7 +21,7 @@ import asyncpg
 from ferry._aio import first_of
 from ferry._clock import Clock
 from ferry.drivers._postgres.database import ListenConnection
-from ferry.drivers._wake import Arrivals
+from ferry.drivers._wake import Health, SourcedWake
 
 logger = logging.getLogger("ferry.drivers.postgres")
 
@@ -39,32 +39,20 @@ PROBE_INTERVAL_MS = 30_000
 
 _PROBE_TIMEOUT_S = 5.0
 
-HealthListener = Callable[[bool], None]
 
-
-class ChannelWake(Arrivals):
+class ChannelWake(SourcedWake):
     """The waiters of one channel; implements ``QueueWake`` over the driver's session."""
 
     def __init__(self, listener: Listener, clock: Clock) -> None:
-        super().__init__(clock)
-        self._listener = listener
-
-    @property
-    def healthy(self) -> bool:
-        """True while the session is connected and listening."""
-        return self._listener.healthy
-
-    @property
-    def idle_poll_ms(self) -> int:
-        """The longest an idle waiter should wait before polling anyway."""
-        return IDLE_POLL_MAX_WAKE_PROVEN_MS if self.healthy else IDLE_POLL_MAX_MS
-
-    def add_health_listener(self, listener: HealthListener) -> None:
-        """Call ``listener(healthy)`` on every change of health (e.g. to set a gauge)."""
-        self._listener.add_health_listener(listener)
+        super().__init__(
+            listener,
+            clock,
+            idle_poll_ms=IDLE_POLL_MAX_WAKE_PROVEN_MS,
+            unhealthy_poll_ms=IDLE_POLL_MAX_MS,
+        )
 
 
-class Listener:
+class Listener(Health):
     """The driver's one LISTEN session over all its channels; heals itself."""
 
     def __init__(
@@ -74,19 +62,11 @@ class Listener:
         *,
         clock: Clock,
     ) -> None:
+        super().__init__()
         self._session = session
         self._clock = clock
         self.channels = {channel: ChannelWake(self, clock) for channel in channels}
-        self._healthy = False
-        self._health_listeners: list[HealthListener] = []
         self._task: asyncio.Task[None] | None = None
-
-    @property
-    def healthy(self) -> bool:
-        return self._healthy
-
-    def add_health_listener(self, listener: HealthListener) -> None:
-        self._health_listeners.append(listener)
 
     def wake(self, channel: str) -> ChannelWake:
         """The waiters of ``channel``, listening from now on (idempotent)."""
@@ -142,14 +122,8 @@ class Listener:
             if not lost.is_set():
                 await connection.execute("SELECT 1", timeout=_PROBE_TIMEOUT_S)
 
-    def _set_healthy(self, healthy: bool) -> None:
-        if healthy == self._healthy:
-            return
-        self._healthy = healthy
-        if healthy:
-            logger.info("jobs.wake.listening", extra={"channels": sorted(self.channels)})
-        for listener in self._health_listeners:
-            listener(healthy)
+    def _became_healthy(self) -> None:
+        logger.info("jobs.wake.listening", extra={"channels": sorted(self.channels)})
 
 
 async def _unlisten(

@@ -11,12 +11,17 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 
 from ferry._names import check_name
-from ferry.drivers._columns import from_json_text, progress_of, run_pk, summary_of
+from ferry.drivers._columns import (
+    detail_of,
+    latency_of,
+    queue_stats_of,
+    run_pk,
+    step_of,
+    summary_of,
+)
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
 from ferry.drivers._sqlite.database import Database, snapshot
-from ferry.drivers._sqlite.steps import step_of
 from ferry.drivers.protocol import (
-    JOB_STATES,
     JobState,
     OutcomeBucket,
     QueueStats,
@@ -67,20 +72,7 @@ class SqliteIntrospection:
         row, steps = await self._db.read(lambda c: snapshot(c, read))
         if row is None:
             return None
-        return RunDetail(
-            summary=summary_of(row),
-            payload=from_json_text(row["payload"]),
-            idempotency_key=row["idempotency_key"],
-            actor=row["actor"],
-            concurrency_key=row["concurrency_key"],
-            locked_by=row["locked_by"],
-            lease_expires_at_ms=row["lease_expires_at_ms"],
-            result=from_json_text(row["result"]),
-            progress=progress_of(row["progress_current"], row["progress_total"]),
-            finished_at_ms=row["finished_at_ms"],
-            steps=tuple(step_of(step) for step in steps),
-            cancel_requested_at_ms=row["cancel_requested_at_ms"],
-        )
+        return detail_of(row, [step_of(step) for step in steps])
 
     async def retry_run(self, job_id: str) -> None:
         queries = self._db.queries
@@ -131,17 +123,7 @@ class SqliteIntrospection:
 
     async def recent_latencies(self, limit: int) -> Sequence[RunLatency]:
         rows = await self._db.fetch("recent_latencies", {"limit": max(limit, 0)})
-        return [
-            RunLatency(
-                id=row["id"],
-                queue=row["queue"],
-                name=row["name"],
-                state=row["state"],
-                finished_at_ms=row["finished_at_ms"],
-                latency_ms=row["latency_ms"],
-            )
-            for row in rows
-        ]
+        return [latency_of(row) for row in rows]
 
     async def revoke_session(self, session: str, *, until_ms: int) -> None:
         queries = self._db.queries
@@ -170,23 +152,7 @@ class SqliteIntrospection:
 
     async def stats(self) -> list[QueueStats]:
         """Counts per queue and state (every state present), paused queues included."""
-        now = self._db.clock.now_ms()
-        rows = await self._db.fetch("queue_stats", {"now": now})
-        counts: dict[str, dict[JobState, int]] = {}
-        paused: set[str] = set()
-        oldest: dict[str, int] = {}
-        for row in rows:
-            per_queue = counts.setdefault(row["queue"], dict.fromkeys(JOB_STATES, 0))
-            if row["paused"]:
-                paused.add(row["queue"])
-            else:
-                per_queue[row["state"]] = row["runs"]
-                if row["oldest_due_at_ms"] is not None:
-                    oldest[row["queue"]] = row["oldest_due_at_ms"]
-        return [
-            QueueStats(queue, state_counts, queue in paused, oldest.get(queue))
-            for queue, state_counts in sorted(counts.items())
-        ]
+        return queue_stats_of(await self._db.fetch("queue_stats", {"now": self._db.clock.now_ms()}))
 
     async def _act(
         self,

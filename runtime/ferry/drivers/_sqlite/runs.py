@@ -1,7 +1,8 @@
 """The run statements' Python side: the lease fence, the settle rules and enqueue batches.
 
 Each function here runs on the writer's thread inside one ``BEGIN IMMEDIATE`` transaction
-(``Database.transaction``), so what it reads cannot change before it writes: the fence and
+(``Database.transaction``; ``write_if_held`` submits its own), so what it reads cannot
+change before it writes: the fence and
 the settle rules are ``ferry.drivers.settle``'s own functions applied to the row, not a
 copy of them in SQL.
 """
@@ -21,6 +22,7 @@ from ferry.drivers._columns import (
     progress_of,
     run_pk,
 )
+from ferry.drivers._sqlite.database import Database
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
@@ -53,6 +55,22 @@ def held(
     ):
         return None
     return row
+
+
+async def write_if_held(
+    database: Database, job_id: str, worker_id: str, query: str, parameters: Mapping[str, object]
+) -> bool:
+    """Run the statement named ``query`` (a step, a backfill checkpoint) if ``worker_id``
+    still holds run ``job_id``, in one transaction; answers whether it did."""
+
+    def write(c: sqlite3.Connection) -> bool:
+        now_ms = database.clock.now_ms()
+        if held(c, database.queries, job_id, worker_id, now_ms) is None:
+            return False
+        c.execute(database.queries[query], parameters)
+        return True
+
+    return await database.transaction(write)
 
 
 def claim(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 
-from ferry.drivers._columns import from_json_text, json_text, run_pk
+from ferry.drivers._columns import json_text, run_pk, step_of
 from ferry.drivers._sqlite.database import Database
-from ferry.drivers._sqlite.runs import held
+from ferry.drivers._sqlite.runs import write_if_held
 from ferry.drivers.protocol import StepRecord
 
 
@@ -26,35 +25,13 @@ class SqliteStepStore:
         return {row["name"]: step_of(row) for row in rows}
 
     async def record(self, job_id: str, step: StepRecord, *, worker_id: str) -> bool:
-        queries = self._db.queries
-
-        def record(c: sqlite3.Connection) -> bool:
-            if held(c, queries, job_id, worker_id, self._db.clock.now_ms()) is None:
-                return False
-            c.execute(
-                queries["step_record"],
-                {
-                    "job_id": run_pk(job_id),
-                    "name": step.name,
-                    "kind": step.kind,
-                    "result": json_text(step.result),
-                    "started_at_ms": step.started_at_ms,
-                    "finished_at_ms": step.finished_at_ms,
-                    "wake_at_ms": step.wake_at_ms,
-                },
-            )
-            return True
-
-        return await self._db.transaction(record)
-
-
-def step_of(row: sqlite3.Row) -> StepRecord:
-    """A ``ferry_steps`` row as the step it records."""
-    return StepRecord(
-        name=row["name"],
-        kind=row["kind"],
-        result=from_json_text(row["result"]),
-        started_at_ms=row["started_at_ms"],
-        finished_at_ms=row["finished_at_ms"],
-        wake_at_ms=row["wake_at_ms"],
-    )
+        parameters = {
+            "job_id": run_pk(job_id),
+            "name": step.name,
+            "kind": step.kind,
+            "result": json_text(step.result),
+            "started_at_ms": step.started_at_ms,
+            "finished_at_ms": step.finished_at_ms,
+            "wake_at_ms": step.wake_at_ms,
+        }
+        return await write_if_held(self._db, job_id, worker_id, "step_record", parameters)

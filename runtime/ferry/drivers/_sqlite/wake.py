@@ -24,7 +24,7 @@ from collections.abc import Callable
 from ferry._clock import Clock
 from ferry.drivers._sqlite.connection import open_connection
 from ferry.drivers._sqlite.target import SqliteTarget
-from ferry.drivers._wake import Arrivals
+from ferry.drivers._wake import Health, SourcedWake
 
 logger = logging.getLogger("ferry.drivers.sqlite")
 
@@ -41,50 +41,28 @@ IDLE_POLL_UNWATCHED_MS = 1_000
 _RETRY_S = 0.1
 """How soon the watcher tries again to open a file that is not there (yet)."""
 
-HealthListener = Callable[[bool], None]
 
-
-class SqliteWake(Arrivals):
+class SqliteWake(SourcedWake):
     """The ``QueueWake`` of one kind of arrival (runs, or outbox entries)."""
 
     def __init__(self, watcher: CommitWatcher, clock: Clock) -> None:
-        super().__init__(clock)
-        self._watcher = watcher
-
-    @property
-    def healthy(self) -> bool:
-        """True while the watcher reads the file (so every commit wakes waiters)."""
-        return self._watcher.healthy
-
-    @property
-    def idle_poll_ms(self) -> int:
-        return IDLE_POLL_MS if self.healthy else IDLE_POLL_UNWATCHED_MS
-
-    def add_health_listener(self, listener: HealthListener) -> None:
-        """Call ``listener(healthy)`` on every change of health (e.g. to set a gauge)."""
-        self._watcher.add_health_listener(listener)
+        super().__init__(
+            watcher, clock, idle_poll_ms=IDLE_POLL_MS, unhealthy_poll_ms=IDLE_POLL_UNWATCHED_MS
+        )
 
 
-class CommitWatcher:
+class CommitWatcher(Health):
     """Reads the file's ``data_version`` every ``poll_ms`` on a thread and wakes both kinds
     of waiter when another connection committed; started by the first ``wake()``."""
 
     def __init__(self, target: SqliteTarget, *, clock: Clock, poll_ms: int) -> None:
+        super().__init__()
         self._target = target
         self._poll_s = poll_ms / 1000
         self.runs = SqliteWake(self, clock)
         self.outbox = SqliteWake(self, clock)
-        self._healthy = False
-        self._health_listeners: list[HealthListener] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-
-    @property
-    def healthy(self) -> bool:
-        return self._healthy
-
-    def add_health_listener(self, listener: HealthListener) -> None:
-        self._health_listeners.append(listener)
 
     def announce(self) -> None:
         """Wake every waiter of both kinds (a commit of this process, or the watcher's)."""
@@ -148,11 +126,5 @@ class CommitWatcher:
         with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
             loop.call_soon_threadsafe(callback, *args)
 
-    def _set_healthy(self, healthy: bool) -> None:
-        if healthy == self._healthy:
-            return
-        self._healthy = healthy
-        if healthy:
-            logger.info("jobs.wake.watching", extra={"poll_ms": round(self._poll_s * 1000)})
-        for listener in self._health_listeners:
-            listener(healthy)
+    def _became_healthy(self) -> None:
+        logger.info("jobs.wake.watching", extra={"poll_ms": round(self._poll_s * 1000)})
