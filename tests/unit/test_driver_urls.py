@@ -55,8 +55,8 @@ def test_a_plain_path_is_a_file_too(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("url", "named"),
     [
-        ("mysql://db/app", "mysql:"),
-        ("redis-cluster://h", "redis-cluster:"),
+        ("mysql://db/app", '"mysql://"'),
+        ("redis-cluster://h", '"redis-cluster://"'),
         ("just-a-path.db", "no scheme"),
     ],
 )
@@ -66,7 +66,7 @@ def test_a_url_no_driver_serves_is_refused_naming_the_schemes_ferry_serves(
     with pytest.raises(FerryError) as refused:
         job_driver_from_url(url)
     assert refused.value.code == "X_DB_URL_INVALID"
-    assert named in refused.value.message
+    assert "scheme" in refused.value.message and named in refused.value.message
     assert "postgresql://" in refused.value.fix and "sqlite:///" in refused.value.fix
 
 
