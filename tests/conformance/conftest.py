@@ -55,16 +55,27 @@ async def driver(
 
 @pytest.fixture
 async def other_driver(
-    driver: JobDriver, clock: FrozenClock, postgres_dsn: str, new_pg_schema: Callable[[], str]
+    driver: JobDriver,
+    clock: FrozenClock,
+    postgres_dsn: str,
+    new_pg_schema: Callable[[], str],
+    tmp_path: Path,
 ) -> AsyncIterator[JobDriver]:
     """A second, empty store of the test driver's kind on the same clock (Postgres: another
-    schema): where a drain moves the test driver's runs to."""
+    schema; SQLite: another file): where a drain moves the test driver's runs to."""
     if driver.name == "memory":
         from ferry.drivers import memory_job_driver
 
         memory = memory_job_driver(clock=clock)
         yield memory
         await memory.close()
+        return
+    if driver.name == "sqlite":
+        from ferry.drivers import sqlite_job_driver
+
+        sqlite = sqlite_job_driver(tmp_path / "other.db", clock=clock)
+        yield sqlite
+        await sqlite.close()
         return
     from ferry.drivers import postgres_job_driver
 
@@ -88,9 +99,13 @@ async def reopen(
     async def reopen() -> JobDriver:
         if driver.name == "memory":
             return driver
-        from ferry.drivers import postgres_job_driver
+        from ferry.drivers import postgres_job_driver, sqlite_job_driver
 
-        fresh = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
+        fresh = (
+            sqlite_job_driver(driver.path, clock=clock)  # type: ignore[attr-defined]
+            if driver.name == "sqlite"
+            else postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
+        )
         opened.append(fresh)
         return fresh
 

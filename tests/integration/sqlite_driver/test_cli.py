@@ -3,6 +3,7 @@ SQLite file exactly as it does on a Postgres schema."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
@@ -13,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from ferry.drivers import sqlite_job_driver
 from ferry.drivers._sqlite.migrate import known_migrations
+from ferry.drivers.protocol import EnqueueRequest
 
 from .processes import INTEGRATION_DIR, REPO
 
@@ -90,3 +93,65 @@ def test_a_url_no_driver_serves_is_refused_naming_the_schemes() -> None:
     assert code == 1
     [finding] = refused["findings"]
     assert finding["code"] == "X_DB_URL_INVALID" and "sqlite:///" in finding["fix"]
+
+
+def _enqueue_into(path: Path, count: int) -> None:
+    """``count`` queued runs on the file at ``path`` (migrated by the enqueue)."""
+
+    async def enqueue() -> None:
+        driver = sqlite_job_driver(path)
+        try:
+            await driver.enqueue_many(
+                [
+                    EnqueueRequest(
+                        name="noop",
+                        queue="default",
+                        payload={"n": n},
+                        idempotency_key=f"noop:{n}",
+                        max_attempts=3,
+                    )
+                    for n in range(count)
+                ]
+            )
+        finally:
+            await driver.close()
+
+    asyncio.run(enqueue())
+
+
+def test_a_drain_moves_a_queue_from_one_sqlite_file_to_another(tmp_path: Path) -> None:
+    source, target = tmp_path / "old.db", tmp_path / "new.db"
+    _enqueue_into(source, 7)
+    code, drained = ferry(
+        f"sqlite:///{source}", "jobs", "drain", "--to", f"sqlite:///{target}", "--batch", "3"
+    )
+    assert code == 0, drained
+    assert f"sqlite:///{target}" in json.dumps(drained["data"])
+    code, left = ferry(f"sqlite:///{source}", "jobs", "ls")
+    assert code == 0 and left["data"]["runs"] == []
+    code, moved = ferry(f"sqlite:///{target}", "jobs", "ls")
+    assert code == 0 and len(moved["data"]["runs"]) == 7
+
+
+def test_a_drain_moves_a_queue_from_sqlite_to_postgres(
+    tmp_path: Path, postgres_dsn: str, pg_schema: str
+) -> None:
+    source = tmp_path / "jobs.db"
+    _enqueue_into(source, 5)
+    code, drained = ferry(
+        f"sqlite:///{source}", "jobs", "drain", "--to", postgres_dsn, "--schema", pg_schema
+    )
+    assert code == 0, drained
+    code, moved = ferry(postgres_dsn, "jobs", "ls", "--schema", pg_schema)
+    assert code == 0 and len(moved["data"]["runs"]) == 5
+
+
+def test_a_drain_refuses_one_file_named_twice(tmp_path: Path) -> None:
+    source = tmp_path / "jobs.db"
+    _enqueue_into(source, 1)
+    (tmp_path / "link.db").symlink_to(source)
+    code, refused = ferry(
+        f"sqlite:///{source}", "jobs", "drain", "--to", f"sqlite:///{tmp_path / 'link.db'}"
+    )
+    assert code == 1
+    assert [f["code"] for f in refused["findings"]] == ["X_DRAIN_SAME_STORE"]

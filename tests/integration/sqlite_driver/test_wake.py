@@ -80,3 +80,25 @@ async def test_the_wake_is_healthy_while_the_watcher_reads_the_file(
     assert wake.idle_poll_ms == 5_000
     await driver.close()
     assert not wake.healthy and changes == [True, False]
+
+
+async def test_an_import_of_due_runs_wakes_this_processs_idle_workers(
+    drivers: DriverFactory, tmp_path: Path
+) -> None:
+    from ferry.drivers import sqlite_job_driver
+
+    source = sqlite_job_driver(tmp_path / "old.db")
+    target = drivers(wake_poll_ms=3_600_000)  # only the in-process announce can wake it
+    try:
+        await source.enqueue(_request(1))
+        [moved] = await source.transfer.reserve("drain:t", target=target.location, limit=5)
+        wake = target.wake()
+        await target.open()
+        assert await wake.wait(int(WITHIN_S * 1000))  # the watcher's first look is news
+        waiting = asyncio.create_task(wake.wait(int(WITHIN_S * 1000)))
+        await asyncio.sleep(0)
+        [imported] = await target.transfer.import_runs([moved])
+        assert imported.outcome == "imported"
+        assert await waiting is True
+    finally:
+        await source.close()

@@ -14,16 +14,14 @@ from asyncpg.pool import PoolConnectionProxy
 
 from ferry.drivers._columns import (
     array_columns,
-    from_json_text,
-    job_error_of,
     json_text,
     progress_columns,
-    progress_of,
     run_pk,
     step_columns,
     step_of,
 )
 from ferry.drivers._postgres.database import Database
+from ferry.drivers._transfer import answer_for, moved_of
 from ferry.drivers.protocol import ImportResult, MovedRun, StepRecord
 
 Connection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
@@ -59,7 +57,7 @@ class PostgresTransfer:
             pks = [int(row["id"]) for row in rows]
             for step in await pool.fetch(self._db.queries["step_load"], pks):
                 steps[step["job_id"]].append(step_of(step))
-        return [_moved(row, steps[row["id"]]) for row in rows]
+        return [moved_of(row, steps[row["id"]]) for row in rows]
 
     async def import_runs(self, runs: Sequence[MovedRun]) -> list[ImportResult]:
         if not runs:
@@ -79,7 +77,7 @@ class PostgresTransfer:
                 # A key whose run was deleted between the two statements is free again.
                 pending = [run for run in skipped if run.idempotency_key not in found]
         return [
-            _answer(found[run.idempotency_key], firsts[run.idempotency_key], run) for run in runs
+            answer_for(found[run.idempotency_key], firsts[run.idempotency_key], run) for run in runs
         ]
 
     async def remove(self, drain_id: str, job_ids: Sequence[str]) -> list[str]:
@@ -128,20 +126,6 @@ class PostgresTransfer:
         }
 
 
-def _answer(first_answer: ImportResult, first: MovedRun, run: MovedRun) -> ImportResult:
-    """The answer for ``run``: its key's, or — offered again in the same call — ``present``
-    for the same run as the first offer and ``collision`` for a different one."""
-    if run is first or first_answer.outcome == "collision":
-        return first_answer
-    same = (run.name, run.queue, run.payload, run.created_at_ms) == (
-        first.name,
-        first.queue,
-        first.payload,
-        first.created_at_ms,
-    )
-    return ImportResult("present" if same else "collision", first_answer.job_id)
-
-
 def _run_row(run: MovedRun) -> tuple[Any, ...]:
     """One run as ``transfer_import``'s array elements, in parameter order."""
     error = run.last_error
@@ -163,27 +147,4 @@ def _run_row(run: MovedRun) -> tuple[Any, ...]:
         *progress_columns(run.progress),
         run.created_at_ms,
         run.finished_at_ms,
-    )
-
-
-def _moved(row: asyncpg.Record, steps: list[StepRecord]) -> MovedRun:
-    return MovedRun(
-        id=row["id"],
-        name=row["name"],
-        queue=row["queue"],
-        payload=from_json_text(row["payload"]),
-        idempotency_key=row["idempotency_key"],
-        state=row["moving_from"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        priority=row["priority"],
-        run_at_ms=row["run_at_ms"],
-        tenant=row["tenant"],
-        actor=row["actor"],
-        concurrency_key=row["concurrency_key"],
-        last_error=job_error_of(row["last_error_code"], row["last_error_message"]),
-        progress=progress_of(row["progress_current"], row["progress_total"]),
-        created_at_ms=row["created_at_ms"],
-        finished_at_ms=row["finished_at_ms"],
-        steps=tuple(steps),
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Sequence
+from urllib.parse import quote
 
 from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
@@ -30,6 +31,7 @@ from ferry.drivers._sqlite.outbox import SqliteOutbox
 from ferry.drivers._sqlite.scheduler import SqliteSchedulerStore
 from ferry.drivers._sqlite.steps import SqliteStepStore
 from ferry.drivers._sqlite.target import Synchronous, sqlite_target
+from ferry.drivers._sqlite.transfer import SqliteTransfer
 from ferry.drivers._sqlite.wake import DEFAULT_WAKE_POLL_MS, CommitWatcher, SqliteWake
 from ferry.drivers._sqlite.webhooks import SqliteWebhookLedger
 from ferry.drivers.protocol import (
@@ -77,6 +79,7 @@ class SqliteJobDriver(DerivedCalls):
         self._scheduler = SqliteSchedulerStore(self._db)
         self._outbox = SqliteOutbox(self._db, self._watcher.outbox, self._watch)
         self._webhooks = SqliteWebhookLedger(self._db)
+        self._transfer = SqliteTransfer(self._db, self._watcher.runs.announce)
 
     @property
     def name(self) -> str:
@@ -91,6 +94,12 @@ class SqliteJobDriver(DerivedCalls):
         """The database file (absolute): the file an application's connection must open to
         enqueue or append to the outbox in its own transaction."""
         return str(self._db.target.path)
+
+    @property
+    def location(self) -> str:
+        """``sqlite:////absolute/path.db`` with symbolic links resolved: two drivers on one
+        file answer alike, however their paths were spelled (``ferry jobs drain``)."""
+        return "sqlite:///" + quote(os.path.realpath(self._db.target.path))
 
     @property
     def where(self) -> str:
@@ -128,6 +137,10 @@ class SqliteJobDriver(DerivedCalls):
     @property
     def webhooks(self) -> SqliteWebhookLedger:
         return self._webhooks
+
+    @property
+    def transfer(self) -> SqliteTransfer:
+        return self._transfer
 
     @property
     def migrations(self) -> tuple[Migration, ...]:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from ferry.drivers._columns import json_text, run_pk, step_of
+from ferry.drivers._columns import run_pk, step_columns, step_of
 from ferry.drivers._sqlite.database import Database
 from ferry.drivers._sqlite.runs import write_if_held
 from ferry.drivers.protocol import StepRecord
@@ -25,13 +26,19 @@ class SqliteStepStore:
         return {row["name"]: step_of(row) for row in rows}
 
     async def record(self, job_id: str, step: StepRecord, *, worker_id: str) -> bool:
-        parameters = {
-            "job_id": run_pk(job_id),
-            "name": step.name,
-            "kind": step.kind,
-            "result": json_text(step.result),
-            "started_at_ms": step.started_at_ms,
-            "finished_at_ms": step.finished_at_ms,
-            "wake_at_ms": step.wake_at_ms,
-        }
+        parameters = step_parameters(run_pk(job_id), step)
         return await write_if_held(self._db, job_id, worker_id, "step_record", parameters)
+
+
+def step_parameters(job_id: int | None, step: StepRecord) -> dict[str, Any]:
+    """One step of run ``job_id`` as ``step_record``'s parameters."""
+    name, kind, result, started_at_ms, finished_at_ms, wake_at_ms = step_columns(step)
+    return {
+        "job_id": job_id,
+        "name": name,
+        "kind": kind,
+        "result": result,
+        "started_at_ms": started_at_ms,
+        "finished_at_ms": finished_at_ms,
+        "wake_at_ms": wake_at_ms,
+    }

@@ -15,7 +15,8 @@ CREATE TABLE ferry_jobs (
     payload                TEXT    NOT NULL,
     idempotency_key        TEXT    NOT NULL UNIQUE,
     state                  TEXT    NOT NULL DEFAULT 'queued'
-        CHECK (state IN ('queued', 'running', 'sleeping', 'completed', 'dead', 'cancelled')),
+        CHECK (state IN ('queued', 'running', 'sleeping', 'completed', 'dead', 'cancelled',
+                         'moving')),
     attempts               INTEGER NOT NULL DEFAULT 0,
     max_attempts           INTEGER NOT NULL,
     priority               INTEGER NOT NULL DEFAULT 0,
@@ -33,7 +34,13 @@ CREATE TABLE ferry_jobs (
     created_at_ms          INTEGER NOT NULL,
     updated_at_ms          INTEGER NOT NULL,
     finished_at_ms         INTEGER,
-    cancel_requested_at_ms INTEGER
+    cancel_requested_at_ms INTEGER,
+    -- While state = moving (reserved by `ferry jobs drain`): the state before the drain
+    -- took it (queued or dead) and the location of the store it goes to; locked_by names
+    -- the drain. No lease: a drain killed mid-way leaves it for the next drain to the same
+    -- store, never for a worker.
+    moving_from            TEXT,
+    moving_to              TEXT
 ) STRICT;
 
 -- The claim walks this index in claim order and stops after `limit` rows, so its cost
@@ -47,6 +54,9 @@ CREATE INDEX ferry_jobs_claim_order ON ferry_jobs (priority DESC, run_at_ms, id)
 CREATE INDEX ferry_jobs_prune_order ON ferry_jobs (finished_at_ms)
     WHERE state IN ('completed', 'cancelled');
 CREATE INDEX ferry_jobs_dead_order ON ferry_jobs (finished_at_ms) WHERE state = 'dead';
+
+-- A drain rerun finds the runs an interrupted one left for its target without a scan.
+CREATE INDEX ferry_jobs_moving ON ferry_jobs (moving_to, id) WHERE state = 'moving';
 
 -- Steps go with their run: the driver's connections enable foreign keys, so pruning a run
 -- deletes its steps in the same statement.
