@@ -12,16 +12,20 @@ import shutil
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
+from support.processes import REPO
 
+from ferry import JobHandle
 from ferry._clock import FrozenClock
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
 from ferry.drivers.protocol import RunFilter
 from ferry.testing import Harness
 
-from .conftest import MANAGE_TOKEN, READ_TOKEN, REPO
+from .conftest import MANAGE_TOKEN, READ_TOKEN
 
 CHROMIUM = os.environ.get("FERRY_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -69,7 +73,7 @@ async def _sign_in(page: Page, base: str, token: str) -> None:
 
 
 async def test_an_operator_retries_a_dead_run_and_fires_a_task_now(
-    browser: Browser, served: str, seeded_driver: PostgresJobDriver, shots: Path
+    browser: Browser, served: str, seeded: PostgresJobDriver, shots: Path
 ) -> None:
     page = await browser.new_page(viewport={"width": 1280, "height": 800})
     await _sign_in(page, served, MANAGE_TOKEN)
@@ -97,12 +101,12 @@ async def test_an_operator_retries_a_dead_run_and_fires_a_task_now(
     await page.get_by_role("button", name="Run now").click()
     await expect(page.get_by_role("status")).to_contain_text("The task fired its entries now")
 
-    queued = await seeded_driver.introspect.list_runs(RunFilter(state="queued"))
+    queued = await seeded.introspect.list_runs(RunFilter(state="queued"))
     assert len(queued) == 3, "the retried run, the seeded queued run and the task's run"
 
 
 async def test_a_read_only_session_sees_the_pages_without_any_action(
-    browser: Browser, served: str, seeded_driver: PostgresJobDriver
+    browser: Browser, served: str, seeded: PostgresJobDriver
 ) -> None:
     page = await browser.new_page()
     await _sign_in(page, served, READ_TOKEN)
@@ -113,11 +117,9 @@ async def test_a_read_only_session_sees_the_pages_without_any_action(
     await expect(page.get_by_role("button", name="Run now")).to_have_count(0)
 
 
-async def _seed_the_last_hour(dsn: str, schema: str) -> None:
-    """Runs that ended over the last 45 minutes of real time on three queues, some dead,
-    so the served dashboard (on the system clock) has an hour to draw."""
-    from cli_app import greet
-
+async def _seed_the_last_hour(dsn: str, schema: str, greet: JobHandle[Any, Any]) -> None:
+    """Runs of ``greet`` that ended over the last 45 minutes of real time on three queues,
+    some dead, so the served dashboard (on the system clock) has an hour to draw."""
     clock = FrozenClock(start_ms=int(time.time() * 1000) - 45 * 60_000)
     driver = postgres_job_driver(dsn, schema=schema, clock=clock)
     harness = Harness(driver=driver, clock=clock, tasks=[])
@@ -138,12 +140,13 @@ async def _seed_the_last_hour(dsn: str, schema: str) -> None:
 async def test_an_operator_reads_the_hour_chart_pauses_refresh_and_retries_dead_letters(
     browser: Browser,
     served: str,
-    seeded_driver: PostgresJobDriver,
+    seeded: PostgresJobDriver,
+    cli_app: ModuleType,
     postgres_dsn: str,
     pg_schema: str,
     shots: Path,
 ) -> None:
-    await _seed_the_last_hour(postgres_dsn, pg_schema)
+    await _seed_the_last_hour(postgres_dsn, pg_schema, cli_app.greet)
     page = await browser.new_page(viewport={"width": 1280, "height": 900})
     await _sign_in(page, served, MANAGE_TOKEN)
 
@@ -169,7 +172,7 @@ async def test_an_operator_reads_the_hour_chart_pauses_refresh_and_retries_dead_
 
     await page.get_by_role("link", name="Dead letters").click()
     rows = page.locator("#dead tbody tr")
-    dead = await seeded_driver.introspect.list_runs(RunFilter(state="dead", limit=500))
+    dead = await seeded.introspect.list_runs(RunFilter(state="dead", limit=500))
     await expect(rows).to_have_count(len(dead))
     assert len(dead) >= 3
     for row in range(2):
@@ -178,5 +181,5 @@ async def test_an_operator_reads_the_hour_chart_pauses_refresh_and_retries_dead_
     await page.get_by_role("button", name="Retry selected").click()
     await expect(page.get_by_role("status")).to_have_text("The selected runs are queued again.")
     await expect(page.locator("#dead tbody tr")).to_have_count(len(dead) - 2)
-    retried = [await seeded_driver.introspect.get_run(run.id) for run in dead[:2]]
+    retried = [await seeded.introspect.get_run(run.id) for run in dead[:2]]
     assert [r.summary.state for r in retried if r is not None] == ["queued", "queued"]

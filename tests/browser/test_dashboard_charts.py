@@ -40,29 +40,29 @@ class _Marks(HTMLParser):
 
 
 async def test_the_charts_say_what_the_introspection_says(
-    client: httpx.AsyncClient, seeded_driver: PostgresJobDriver
+    client: httpx.AsyncClient, seeded: PostgresJobDriver
 ) -> None:
     page = await client.get("/admin/jobs", headers=READ)
     assert page.status_code == 200
     marks = _Marks()
     marks.feed(page.text)
 
-    now = seeded_driver.clock.now_ms()
+    now = seeded.clock.now_ms()
     since = now - now % BUCKET_MS - CHART_WINDOW_MS + BUCKET_MS
-    series = await seeded_driver.introspect.outcome_series(since, BUCKET_MS)
+    series = await seeded.introspect.outcome_series(since, BUCKET_MS)
     assert series, "the seed ended runs within the hour"
     drawn = sorted(
         (queue, int(a["data-start"]), int(a["data-completed"]), int(a["data-dead"]))
         for queue, a in marks.buckets
     )
     assert drawn == sorted((b.queue, b.start_ms, b.completed, b.dead) for b in series)
-    stats = {q.queue for q in await seeded_driver.stats()}
+    stats = {q.queue for q in await seeded.stats()}
     assert set(marks.figures) == stats, "every queue gets a chart, an idle one too"
     for queue, figure in marks.figures.items():
         assert int(figure["data-completed"]) == sum(b.completed for b in series if b.queue == queue)
         assert int(figure["data-dead"]) == sum(b.dead for b in series if b.queue == queue)
 
-    recent = await seeded_driver.introspect.recent_latencies(RECENT_RUNS)
+    recent = await seeded.introspect.recent_latencies(RECENT_RUNS)
     assert [(p["data-run"], int(p["data-latency-ms"])) for p in marks.points] == [
         (r.id, r.latency_ms) for r in reversed(recent)
     ]
@@ -70,9 +70,9 @@ async def test_the_charts_say_what_the_introspection_says(
 
 
 async def test_dead_letters_retry_in_bulk_only_with_manage_and_the_session_csrf(
-    client: httpx.AsyncClient, seeded_driver: PostgresJobDriver
+    client: httpx.AsyncClient, seeded: PostgresJobDriver
 ) -> None:
-    [dead] = await seeded_driver.introspect.list_runs(RunFilter(state="dead"))
+    [dead] = await seeded.introspect.list_runs(RunFilter(state="dead"))
     listed = await client.get("/admin/jobs/dead", headers=READ)
     assert f"/admin/jobs/runs/{dead.id}" in listed.text
     assert 'type="checkbox"' not in listed.text, "a read token sees no selection"
@@ -85,7 +85,7 @@ async def test_dead_letters_retry_in_bulk_only_with_manage_and_the_session_csrf(
     assert none.headers["location"].endswith("?notice=dead-none-selected")
     done = await client.post("/admin/jobs/dead/retry", data={"csrf": csrf, "run": [dead.id]})
     assert done.headers["location"].endswith("?notice=dead-retried")
-    run = await seeded_driver.introspect.get_run(dead.id)
+    run = await seeded.introspect.get_run(dead.id)
     assert run is not None and run.summary.state == "queued"
     stale = await client.post(
         "/admin/jobs/dead/retry", data={"csrf": csrf, "run": [dead.id, "999999"]}
@@ -116,10 +116,10 @@ async def test_the_pages_refresh_themselves_unless_paused_with_or_without_script
 
 
 async def test_a_large_input_is_shown_truncated_with_a_download_of_the_whole(
-    client: httpx.AsyncClient, seeded_driver: PostgresJobDriver
+    client: httpx.AsyncClient, seeded: PostgresJobDriver
 ) -> None:
     payload = {"name": "x" * 2_000_000, "fail": False}
-    big = await seeded_driver.enqueue(
+    big = await seeded.enqueue(
         EnqueueRequest(
             name="cli.greet", queue="default", payload=payload, idempotency_key="big",
             max_attempts=1,
@@ -131,7 +131,7 @@ async def test_a_large_input_is_shown_truncated_with_a_download_of_the_whole(
     whole = await client.get(f"/admin/jobs/runs/{big.job_id}/input.json", headers=READ)
     assert whole.json() == payload
     assert whole.headers["content-disposition"].startswith("attachment;")
-    small = await client.get(f"/admin/jobs/runs/{(await _first(seeded_driver))}", headers=READ)
+    small = await client.get(f"/admin/jobs/runs/{(await _first(seeded))}", headers=READ)
     assert 'id="input-truncated"' not in small.text
     assert (await client.get("/admin/jobs/runs/424242/input.json", headers=READ)).status_code == 404
 

@@ -36,9 +36,9 @@ async def _login(client: httpx.AsyncClient, token: str) -> str:
 
 
 async def test_nothing_is_served_without_a_token(
-    client: httpx.AsyncClient, seeded_driver: PostgresJobDriver
+    client: httpx.AsyncClient, seeded: PostgresJobDriver
 ) -> None:
-    dead = await _run_id(seeded_driver, "dead")
+    dead = await _run_id(seeded, "dead")
     for path in ("/admin/jobs", f"/admin/jobs/runs/{dead}", "/admin/jobs/tasks"):
         page = await client.get(path)
         assert (page.status_code, page.headers["location"]) == (303, "/admin/login")
@@ -56,9 +56,9 @@ def test_a_dashboard_without_any_token_refuses_to_start() -> None:
 
 
 async def test_a_read_token_sees_every_page_but_cannot_act(
-    client: httpx.AsyncClient, seeded_driver: PostgresJobDriver
+    client: httpx.AsyncClient, seeded: PostgresJobDriver
 ) -> None:
-    dead = await _run_id(seeded_driver, "dead")
+    dead = await _run_id(seeded, "dead")
     jobs = await client.get("/admin/jobs", headers=READ)
     assert jobs.status_code == 200 and "later" in jobs.text
     assert "Retry" not in (await client.get(f"/admin/jobs/runs/{dead}", headers=READ)).text
@@ -68,32 +68,32 @@ async def test_a_read_token_sees_every_page_but_cannot_act(
 
 
 async def test_a_session_posts_only_with_its_own_csrf_token(
-    client: httpx.AsyncClient, seeded_driver: PostgresJobDriver
+    client: httpx.AsyncClient, seeded: PostgresJobDriver
 ) -> None:
-    dead = await _run_id(seeded_driver, "dead")
+    dead = await _run_id(seeded, "dead")
     csrf = await _login(client, MANAGE_TOKEN)
     assert (await client.post(f"/admin/jobs/runs/{dead}/retry")).status_code == 403
     forged = await client.post(f"/admin/jobs/runs/{dead}/retry", data={"csrf": "0" * 64})
     assert forged.status_code == 403
     done = await client.post(f"/admin/jobs/runs/{dead}/retry", data={"csrf": csrf})
     assert done.status_code == 303 and "notice=" in done.headers["location"]
-    run = await seeded_driver.introspect.get_run(dead)
+    run = await seeded.introspect.get_run(dead)
     assert run is not None and run.summary.state == "queued"
 
 
 async def test_an_action_the_run_state_refuses_comes_back_as_an_error_on_the_page(
-    client: httpx.AsyncClient, seeded_driver: PostgresJobDriver
+    client: httpx.AsyncClient, seeded: PostgresJobDriver
 ) -> None:
-    completed = await _run_id(seeded_driver, "completed")
+    completed = await _run_id(seeded, "completed")
     answer = await client.post(f"/admin/jobs/runs/{completed}/retry", headers=MANAGE)
     page = await client.get(answer.headers["location"], headers=MANAGE)
     assert "X_RUN_STATE" in page.text
 
 
 async def test_the_runs_list_filters_in_sql_and_refuses_a_bad_filter_on_the_page(
-    client: httpx.AsyncClient, seeded_driver: PostgresJobDriver
+    client: httpx.AsyncClient, seeded: PostgresJobDriver
 ) -> None:
-    dead = await _run_id(seeded_driver, "dead")
+    dead = await _run_id(seeded, "dead")
     page = await client.get("/admin/jobs?state=dead", headers=READ)
     assert f"/admin/jobs/runs/{dead}" in page.text
     assert page.text.count('href="/admin/jobs/runs/') == 1
@@ -102,9 +102,9 @@ async def test_the_runs_list_filters_in_sql_and_refuses_a_bad_filter_on_the_page
 
 
 async def test_a_run_page_shows_input_steps_error_and_lease(
-    client: httpx.AsyncClient, seeded_driver: PostgresJobDriver
+    client: httpx.AsyncClient, seeded: PostgresJobDriver
 ) -> None:
-    dead = await _run_id(seeded_driver, "dead")
+    dead = await _run_id(seeded, "dead")
     page = await client.get(f"/admin/jobs/runs/{dead}", headers=READ)
     for shown in (
         "compose",
@@ -119,7 +119,7 @@ async def test_a_run_page_shows_input_steps_error_and_lease(
 
 
 async def test_task_run_now_enqueues_and_pause_resume_land_in_the_scheduler_store(
-    client: httpx.AsyncClient, seeded_driver: PostgresJobDriver
+    client: httpx.AsyncClient, seeded: PostgresJobDriver
 ) -> None:
     page = await client.get("/admin/jobs/tasks", headers=READ)
     assert "cli.nightly" in page.text and "Europe/Berlin" in page.text
@@ -127,7 +127,7 @@ async def test_task_run_now_enqueues_and_pause_resume_land_in_the_scheduler_stor
         "/admin/jobs/tasks/run-now", data={"name": "cli.nightly"}, headers=MANAGE
     )
     assert fired.headers["location"].endswith("?notice=task-fired")
-    names = [r.name for r in await seeded_driver.introspect.list_runs(RunFilter(state="queued"))]
+    names = [r.name for r in await seeded.introspect.list_runs(RunFilter(state="queued"))]
     assert len(names) == 2, "the task's entry was enqueued beside the seeded queued run"
     await client.post("/admin/jobs/tasks/pause", data={"name": "cli.nightly"}, headers=MANAGE)
     assert "paused" in (await client.get("/admin/jobs/tasks", headers=READ)).text
@@ -136,14 +136,14 @@ async def test_task_run_now_enqueues_and_pause_resume_land_in_the_scheduler_stor
 
 
 async def test_insecure_dev_serves_without_a_token_but_still_demands_csrf(
-    seeded_driver: PostgresJobDriver,
+    seeded: PostgresJobDriver,
 ) -> None:
-    app = admin_app(seeded_driver, access=Access(insecure_dev=True))
+    app = admin_app(seeded, access=Access(insecure_dev=True))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://dashboard") as http:
         page = await http.get("/admin/jobs")
         assert page.status_code == 200
-        dead = await _run_id(seeded_driver, "dead")
+        dead = await _run_id(seeded, "dead")
         assert (await http.post(f"/admin/jobs/runs/{dead}/retry")).status_code == 403
         csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
         assert csrf is not None
@@ -152,7 +152,7 @@ async def test_insecure_dev_serves_without_a_token_but_still_demands_csrf(
 
 
 async def test_the_runs_page_reads_one_index_page_with_100k_runs_in_the_table(
-    client: httpx.AsyncClient, seeded_driver: PostgresJobDriver, postgres_dsn: str, pg_schema: str
+    client: httpx.AsyncClient, seeded: PostgresJobDriver, postgres_dsn: str, pg_schema: str
 ) -> None:
     connection = await asyncpg.connect(postgres_dsn)
     try:

@@ -58,16 +58,16 @@ async def test_a_filter_no_run_can_match_is_a_400_naming_the_word(
 
 
 async def test_the_session_cookie_is_secure_over_https_and_behind_a_trusted_proxy_only(
-    seeded_driver: PostgresJobDriver,
+    seeded: PostgresJobDriver,
 ) -> None:
     proxied = {"X-Forwarded-Proto": "https"}
-    async with _client(seeded_driver, _access(), "https://dashboard") as https:
+    async with _client(seeded, _access(), "https://dashboard") as https:
         signed_in = await https.post("/admin/login", data={"token": READ_TOKEN})
         assert "; secure" in signed_in.headers["set-cookie"].lower()
-    async with _client(seeded_driver, _access()) as plain:
+    async with _client(seeded, _access()) as plain:
         signed_in = await plain.post("/admin/login", data={"token": READ_TOKEN}, headers=proxied)
         assert "secure" not in signed_in.headers["set-cookie"].lower(), "untrusted header"
-    async with _client(seeded_driver, _access(trust_proxy=True)) as behind_proxy:
+    async with _client(seeded, _access(trust_proxy=True)) as behind_proxy:
         signed_in = await behind_proxy.post(
             "/admin/login", data={"token": READ_TOKEN}, headers=proxied
         )
@@ -77,11 +77,11 @@ async def test_the_session_cookie_is_secure_over_https_and_behind_a_trusted_prox
 
 
 async def test_a_signed_out_cookie_stops_working_at_once_on_every_replica(
-    seeded_driver: PostgresJobDriver,
+    seeded: PostgresJobDriver,
 ) -> None:
     async with (
-        _client(seeded_driver, _access()) as one,
-        _client(seeded_driver, _access()) as two,
+        _client(seeded, _access()) as one,
+        _client(seeded, _access()) as two,
     ):
         await one.post("/admin/login", data={"token": MANAGE_TOKEN})
         cookie = one.cookies.get("ferry_admin_session", path="/admin")
@@ -118,11 +118,11 @@ async def test_a_banner_shows_only_the_fixed_messages_its_key_names(
 
 
 async def test_failed_sign_ins_are_logged_and_throttled_per_address(
-    seeded_driver: PostgresJobDriver, caplog: pytest.LogCaptureFixture
+    seeded: PostgresJobDriver, caplog: pytest.LogCaptureFixture
 ) -> None:
-    clock = seeded_driver.clock
+    clock = seeded.clock
     assert isinstance(clock, FrozenClock), "the throttle's window runs on the driver's clock"
-    app = admin_app(seeded_driver, access=_access())
+    app = admin_app(seeded, access=_access())
     caplog.set_level(logging.WARNING, logger="ferry.admin")
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app, client=("203.0.113.7", 5000)),

@@ -1,4 +1,4 @@
-"""The chaos tests reuse the worker tests' app, processes and fixtures."""
+"""The chaos tests reuse the worker tests' app and fixtures."""
 
 from __future__ import annotations
 
@@ -11,6 +11,6 @@ _INTEGRATION = str(Path(__file__).resolve().parents[1] / "integration")
 if _INTEGRATION not in sys.path:
     sys.path.insert(0, _INTEGRATION)
 
-from worker.conftest import db, driver, fleet  # noqa: E402
+from worker.conftest import clock, driver  # noqa: E402
 
-__all__ = ["db", "driver", "fleet"]
+__all__ = ["clock", "driver"]

@@ -16,7 +16,8 @@ from typing import Any
 
 import asyncpg
 import pytest
-from role_process import eventually
+from support.processes import REPO
+from support.waiting import eventually
 
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
 from ferry.drivers.protocol import (
@@ -28,7 +29,6 @@ from ferry.drivers.protocol import (
     StepRecord,
 )
 
-REPO = Path(__file__).resolve().parents[2]
 QUEUED = 6_000
 RETRYING = 300
 """Queued runs that already ran an attempt: one step recorded, an error, attempts 1."""

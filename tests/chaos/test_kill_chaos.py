@@ -7,8 +7,9 @@ import random
 import time
 
 import asyncpg
+from support.processes import FerryProcess, Fleet
+from support.waiting import eventually
 from worker import app
-from worker.processes import Fleet, WorkerProcess, eventually
 
 from ferry._jobs.facade import enqueue_many
 from ferry.drivers import PostgresJobDriver
@@ -39,8 +40,8 @@ async def test_random_kills_of_three_workers_lose_no_job_and_rerun_steps_only_on
         app.chain.definition,
         [{"key": f"c{n}", "step_ms": [80] * STEPS} for n in range(JOBS)],
     )
-    alive: list[WorkerProcess] = [
-        await fleet.spawn(lease_seconds=2, concurrency=16) for _ in range(WORKERS)
+    alive: list[FerryProcess] = [
+        await fleet.worker(lease_seconds=2, concurrency=16) for _ in range(WORKERS)
     ]
     started = time.monotonic()
 
@@ -56,7 +57,7 @@ async def test_random_kills_of_three_workers_lose_no_job_and_rerun_steps_only_on
         victim.process.kill()
         await victim.wait()
         kills += 1
-        alive.append(await fleet.spawn(lease_seconds=2, concurrency=16, ready=False))
+        alive.append(await fleet.worker(lease_seconds=2, concurrency=16, ready=False))
 
     async def all_completed() -> bool:
         return await remaining() == 0

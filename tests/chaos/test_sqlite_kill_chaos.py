@@ -9,10 +9,11 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-from role_process import RoleProcess, eventually
 from sqlite_driver import app
 from sqlite_driver.conftest import db_path, db_url, read, roles
 from sqlite_driver.processes import Roles
+from support.processes import FerryProcess
+from support.waiting import eventually
 
 from ferry._jobs.facade import enqueue_many, set_job_driver
 from ferry.drivers import sqlite_job_driver
@@ -58,7 +59,7 @@ async def test_random_kills_of_three_sqlite_workers_lose_no_job_and_rerun_steps_
     """
     rng = random.Random(20261201)
     options = ("--concurrency", "16")
-    alive: list[RoleProcess] = [await roles.worker(*options) for _ in range(WORKERS)]
+    alive: list[FerryProcess] = [await roles.worker(*options) for _ in range(WORKERS)]
     started = time.monotonic()
 
     def remaining() -> int:

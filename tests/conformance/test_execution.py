@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import pytest
+from support.waiting import eventually
 
 from ferry import FerryError
 from ferry._clock import FrozenClock
@@ -27,15 +27,6 @@ LEASE = 120_000
 def _fresh() -> None:
     jobs_fixture.reset()
     gates.clear()
-
-
-async def eventually(predicate: Callable[[], bool]) -> None:
-    """Yield to the loop until ``predicate`` holds (bounded; a guard, not a timing)."""
-    for _ in range(5_000):
-        if predicate():
-            return
-        await asyncio.sleep(0.001)
-    raise AssertionError("condition never held")
 
 
 async def claim_one(harness: Harness, worker: str = "w1") -> ClaimedJob:
@@ -101,15 +92,18 @@ async def test_timeout_aborts_the_signal_before_failing_the_attempt(
     harness: Harness, clock: FrozenClock
 ) -> None:
     job_id = (await cooperative.enqueue({"org_id": "o"})).job_id
+    started = clock.now_ms()
     running = asyncio.create_task(execute(harness, await claim_one(harness)))
-    await eventually(lambda: effects["before"] == 1)
+    await eventually(lambda: effects["before"] == 1, what="the body to start")
     clock.advance("29s")
-    await asyncio.sleep(0)
+    # Time moves only by advance, and none of it reached the timeout's timer: nothing woke.
+    assert clock.next_deadline_ms() == started + 30_000, "the timeout is next, and not due"
     assert effects["aborted:X_TIMEOUT"] == 0
     clock.advance("1s")
     report = await running
     assert effects["aborted:X_TIMEOUT"] == 1, "the body heard the abort before the verdict"
     assert (report.outcome, report.code) == ("retried", "X_TIMEOUT")
+    assert report.duration_ms == 30_000, "the verdict came at the timeout, not before"
     run = await harness.driver.introspect.get_run(job_id)
     assert run is not None and run.summary.state == "queued"
 
@@ -118,14 +112,21 @@ async def test_a_body_that_ignores_the_timeout_is_abandoned_after_the_grace_peri
     harness: Harness, clock: FrozenClock
 ) -> None:
     job_id = (await stubborn.enqueue({"org_id": "o"})).job_id
+    started = clock.now_ms()
     running = asyncio.create_task(execute(harness, await claim_one(harness)))
-    await eventually(lambda: clock.next_deadline_ms() is not None)
+    await eventually(
+        lambda: clock.next_deadline_ms() == started + 30_000, what="the timeout's timer"
+    )
     clock.advance("30s")
-    await asyncio.sleep(0.01)
+    # The defined point: the abort is out and the verdict waits on the grace period's timer.
+    await eventually(
+        lambda: clock.next_deadline_ms() == started + 35_000, what="the grace period's timer"
+    )
     assert not running.done(), "the body gets a grace period after the abort"
     clock.advance("5s")
     report = await running
     assert (report.outcome, report.code) == ("dead", "X_TIMEOUT")
+    assert report.duration_ms == 35_000, "abandoned only once the grace period ran out"
     run = await harness.driver.introspect.get_run(job_id)
     assert run is not None and run.summary.state == "dead"
 
@@ -139,7 +140,7 @@ async def test_a_drained_body_is_interrupted_uncounted_and_resumes_from_its_last
     running = asyncio.create_task(
         execute(harness, await claim_one(harness), parent_signal=worker_signal)
     )
-    await eventually(lambda: effects["second-started"] == 1)
+    await eventually(lambda: effects["second-started"] == 1, what="the second step to start")
     worker_signal.abort(FerryError("X_DRAINING", "worker w1 is draining (SIGTERM)", "none"))
     gates["hold"].set()  # the step's work finishes after the abort: it must not be recorded
     report = await running
@@ -161,7 +162,7 @@ async def test_a_worker_that_stops_waiting_settles_nothing_and_the_lease_lapses(
     job_id = (await drained_mid_step.enqueue({"org_id": "o"})).job_id
     gates["hold"] = asyncio.Event()
     running = asyncio.create_task(execute(harness, await claim_one(harness)))
-    await eventually(lambda: effects["second-started"] == 1)
+    await eventually(lambda: effects["second-started"] == 1, what="the second step to start")
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running

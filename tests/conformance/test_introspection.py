@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from support.waiting import eventually
 
 from ferry import FerryError
 from ferry._clock import FrozenClock
@@ -101,10 +102,7 @@ async def test_a_running_run_cancelled_by_an_operator_is_aborted_and_settled_can
             heartbeat_interval_ms=1_000,
         )
     )
-    for _ in range(5_000):  # a bounded wait for the body to start (a guard, not a timing)
-        if effects["before"] == 1:
-            break
-        await asyncio.sleep(0.001)
+    await eventually(lambda: effects["before"] == 1, what="the body to start")
     introspect = harness.driver.introspect
     assert await introspect.cancel_run(job_id) == "running", "recorded, not yet settled"
     run = await introspect.get_run(job_id)

@@ -6,14 +6,11 @@ nothing; what the rules let through round-trips as written.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ferry import FerryError
-from ferry._clock import FrozenClock
 from ferry._payload import MAX_DEPTH
 from ferry.drivers.protocol import AckOptions, ClaimOptions, JobDriver, RunFilter
 from ferry.testing import Harness
@@ -215,40 +212,17 @@ async def test_a_body_error_with_unstorable_or_huge_text_still_settles(
     assert len(run.summary.last_error.message) < 5_000
 
 
-@pytest.fixture(params=["memory", "postgres", "sqlite"])
-async def small_driver(
-    request: pytest.FixtureRequest,
-    clock: FrozenClock,
-    postgres_dsn: str,
-    pg_schema: str,
-    tmp_path: Path,
-) -> AsyncIterator[JobDriver]:
-    """A driver of each kind built with ``max_payload_bytes=100``."""
-    from ferry.drivers import memory_job_driver, postgres_job_driver, sqlite_job_driver
-
-    built: JobDriver = {
-        "memory": lambda: memory_job_driver(clock=clock, max_payload_bytes=100),
-        "postgres": lambda: postgres_job_driver(
-            postgres_dsn, schema=pg_schema, clock=clock, max_payload_bytes=100
-        ),
-        "sqlite": lambda: sqlite_job_driver(
-            tmp_path / "small.db", clock=clock, max_payload_bytes=100
-        ),
-    }[request.param]()
-    yield built
-    await built.close()
-
-
-async def test_the_payload_limit_is_the_drivers_own(small_driver: JobDriver) -> None:
-    assert small_driver.max_payload_bytes == 100
-    harness = Harness(driver=small_driver)
+@pytest.mark.driver_options(max_payload_bytes=100)
+async def test_the_payload_limit_is_the_drivers_own(driver: JobDriver) -> None:
+    assert driver.max_payload_bytes == 100
+    harness = Harness(driver=driver)
     with harness.installed():
         await blob.enqueue({"key": "fits", "data": "x" * 40})
         with pytest.raises(FerryError) as refused:
             await blob.enqueue({"key": "over", "data": "x" * 100})
     assert refused.value.code == "X_PAYLOAD_TOO_LARGE"
     assert "limit of 100" in refused.value.message and "input.data" in refused.value.message
-    assert await _runs(small_driver) == 1
+    assert await _runs(driver) == 1
 
 
 @pytest.mark.parametrize("limit", [0, -1, True, 2**40])

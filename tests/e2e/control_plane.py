@@ -14,17 +14,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import tempfile
-import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.processes import free_port
+from support.waiting import eventually_blocking
 
 REPO = Path(__file__).resolve().parents[2]
 START_BUDGET_S = 90.0
@@ -53,12 +53,6 @@ def provision(script: str, offline_flag: str) -> Path:
     if done.returncode != 0:
         raise Unavailable(done.stderr.strip() or f"{script} exited {done.returncode}")
     return Path(done.stdout.strip().splitlines()[-1])
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass
@@ -267,20 +261,23 @@ def stop_control_plane(plane: ControlPlane) -> None:
 
 
 def _wait_ready(server: str, token: str, ca: Path) -> None:
-    """Poll ``/readyz`` (RBAC bootstrap included) within a bounded budget."""
-    deadline = time.monotonic() + START_BUDGET_S
-    last = "not started"
-    while time.monotonic() < deadline:
-        if ca.exists():
-            context = ssl.create_default_context(cafile=str(ca))
-            request = urllib.request.Request(
-                f"{server}/readyz", headers={"Authorization": f"Bearer {token}"}
-            )
-            try:
-                with urllib.request.urlopen(request, context=context, timeout=5) as answer:
-                    if answer.status == 200:
-                        return
-            except OSError as failed:
-                last = str(failed)
-        time.sleep(0.5)
-    raise AssertionError(f"kube-apiserver not ready within {START_BUDGET_S} s: {last}")
+    """Wait until ``/readyz`` (RBAC bootstrap included) answers 200, naming the last error."""
+    last = ["not started"]
+
+    def ready() -> bool:
+        if not ca.exists():
+            return False
+        context = ssl.create_default_context(cafile=str(ca))
+        request = urllib.request.Request(
+            f"{server}/readyz", headers={"Authorization": f"Bearer {token}"}
+        )
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=5) as answer:
+                return bool(answer.status == 200)
+        except OSError as failed:
+            last[0] = str(failed)
+            return False
+
+    eventually_blocking(
+        ready, what="kube-apiserver ready", within_s=START_BUDGET_S, context=lambda: last[0]
+    )

@@ -1,28 +1,18 @@
-"""Helpers the e2e tests share: bounded waits and reading manifests."""
+"""Helpers the e2e tests share: resources to apply and reading them back (waits:
+``support.waiting``)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from control_plane import REPO, ControlPlane
+from support.waiting import eventually_blocking
 
 T = TypeVar("T")
-
-
-def wait_for(what: str, probe: Callable[[], T | None], budget_s: float = 60.0) -> T:
-    """Poll ``probe`` until it returns something truthy; a bounded guard, not a timing claim."""
-    deadline = time.monotonic() + budget_s
-    while time.monotonic() < deadline:
-        found = probe()
-        if found:
-            return found
-        time.sleep(0.5)
-    raise AssertionError(f"{what}: not seen within {budget_s} s")
 
 
 def condition(body: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
@@ -41,7 +31,9 @@ def with_reason(
         ready = condition(body, "Ready")
         return body if ready and ready["reason"] == reason else None
 
-    found: dict[str, Any] = wait_for(f"{kind} {namespace}/{name}: {reason}", settled)
+    found: dict[str, Any] = eventually_blocking(
+        settled, what=f"{kind} {namespace}/{name}: {reason}"
+    )
     return found
 
 
@@ -101,7 +93,9 @@ def namespace_with_worker(plane: ControlPlane, namespace: str, job: str) -> Iter
     namespace is deleted afterwards."""
     plane.kubectl("create", "namespace", namespace)
     apply(plane, durable_job(job, namespace))
-    wait_for(f"{job}-worker", lambda: plane.get("deployment", "-n", namespace, f"{job}-worker"))
+    eventually_blocking(
+        lambda: plane.get("deployment", "-n", namespace, f"{job}-worker"), what=f"{job}-worker"
+    )
     try:
         yield job
     finally:

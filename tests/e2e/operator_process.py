@@ -17,8 +17,9 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from control_plane import REPO, ControlPlane, free_port
-from e2e_helpers import wait_for
+from control_plane import REPO, ControlPlane
+from support.processes import free_port
+from support.waiting import eventually_blocking
 
 
 @dataclass
@@ -74,9 +75,9 @@ class OperatorProcess:
 
 def operator_env(plane: ControlPlane, release: Release) -> dict[str, str]:
     """The operator container's env from the installed Deployment, with a token kubeconfig."""
-    deployment = wait_for(
-        "the operator Deployment",
+    deployment = eventually_blocking(
         lambda: plane.get("deployment", "-n", release.namespace, release.deployment),
+        what="the operator Deployment",
     )
     [container] = deployment["spec"]["template"]["spec"]["containers"]
     assert container["command"] == ["python", "-m", "ferry_operator"]
@@ -132,7 +133,7 @@ class Fleet:
             holder = self.holder()
             return next((r for r in self.running() if r.identity == holder), None)
 
-        return wait_for("an operator replica leading", leading)
+        return eventually_blocking(leading, what="an operator replica leading")
 
     def running(self) -> list[OperatorProcess]:
         return [r for r in self.replicas if r.process.poll() is None]

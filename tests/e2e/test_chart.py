@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 from control_plane import REPO, ControlPlane
-from e2e_helpers import durable_job, wait_for
+from e2e_helpers import durable_job
+from support.waiting import eventually_blocking
 
 CHART = str(REPO / "charts" / "ferry")
 CRDS = ("durablejobs", "scheduledtasks")
@@ -75,7 +76,7 @@ def _monitoring_served(plane: ControlPlane) -> None:
         listed = plane.kubectl("api-resources", "--api-group=monitoring.coreos.com")
         return {"prometheusrules", "servicemonitors"} <= set(listed.split())
 
-    wait_for("monitoring.coreos.com/v1 served", served)
+    eventually_blocking(served, what="monitoring.coreos.com/v1 served")
 
 
 def test_helm_install_registers_the_crds_with_short_names_and_category(
@@ -341,7 +342,7 @@ def test_edit_users_create_and_scale_durable_jobs_and_view_users_only_read(
         rules = control_plane.get("clusterrole", "edit")["rules"]
         return any("ferry.dev" in rule.get("apiGroups", []) for rule in rules)
 
-    wait_for("the ferry rules aggregated into edit", aggregated)
+    eventually_blocking(aggregated, what="the ferry rules aggregated into edit")
     body = durable_job("digest", namespace)
     created = control_plane.kubectl("--as=jane", "create", "-f", "-", stdin=json.dumps(body))
     assert "durablejob.ferry.dev/digest created" in created

@@ -22,18 +22,25 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from control_plane import REPO, ControlPlane, free_port
-from e2e_helpers import minutely_digest, wait_for
+import asyncpg
+from control_plane import REPO, ControlPlane
+from e2e_helpers import minutely_digest
+from support.processes import free_port
+from support.waiting import eventually, eventually_blocking
 
 from ferry.drivers import postgres_job_driver
 from ferry.drivers.protocol import RunFilter
 
 NAMESPACE = "ferry-contract"
-FIRE_BUDGET_S = 150.0  # a minutely cron fires within 60 s of the scheduler's first round
+TASK = "every-minute"
+"""The ScheduledTask ``minutely_digest`` declares: the scheduler's task of that name."""
+MINUTE_MS = 60_000
 
 
 def _pod_spec(plane: ControlPlane, deployment: str) -> dict[str, Any]:
-    found = wait_for(deployment, lambda: plane.get("deployment", "-n", NAMESPACE, deployment))
+    found = eventually_blocking(
+        lambda: plane.get("deployment", "-n", NAMESPACE, deployment), what=deployment
+    )
     spec: dict[str, Any] = found["spec"]["template"]["spec"]
     return spec
 
@@ -115,9 +122,11 @@ class LocalPod:
 async def test_the_operators_pod_specs_run_a_scheduled_job_and_drain_on_sigterm(
     control_plane: ControlPlane, operator: None, postgres_dsn: str, pg_schema: str
 ) -> None:
-    """Budget: one scheduler + one worker process, one minutely occurrence. Invariant: the
-    job the ScheduledTask names is enqueued by the scheduler and completed by the worker,
-    and the worker exits on SIGTERM within the grace period its pod spec declares."""
+    """Budget: one scheduler + one worker process, one overdue occurrence of the minutely
+    task (its last-tick row is seeded a minute back, so no wait for the wall-clock minute).
+    Invariant: the job the ScheduledTask names is enqueued by the scheduler and completed
+    by the worker, and the worker exits on SIGTERM within the grace period its pod spec
+    declares."""
     resources = minutely_digest(
         NAMESPACE,
         image="ghcr.io/ferry-dev/ferry:0.1.0",
@@ -128,19 +137,23 @@ async def test_the_operators_pod_specs_run_a_scheduled_job_and_drain_on_sigterm(
         control_plane.kubectl("apply", "-f", "-", stdin=json.dumps(resource))
     worker_pod = _pod_spec(control_plane, "send-digest-worker")
     scheduler_pod = _pod_spec(control_plane, "ferry-scheduler")
+    driver = postgres_job_driver(postgres_dsn, schema=pg_schema)
+    await driver.open()
+    now = int(time.time() * 1000)
+    await _seed_overdue_occurrence(postgres_dsn, pg_schema, now - now % MINUTE_MS)
     worker = LocalPod(control_plane, worker_pod, postgres_dsn, pg_schema)
     scheduler = LocalPod(control_plane, scheduler_pod, postgres_dsn, pg_schema)
-    driver = postgres_job_driver(postgres_dsn, schema=pg_schema)
     try:
         for pod in (worker, scheduler):
-            wait_for(
-                f"{pod.env['ROLE']} liveness 200",
+            await eventually(
                 lambda p=pod: p.probe() == 200 or (p.process.poll() is not None and p.output()),
-                budget_s=60,
+                what=f"{pod.env['ROLE']} liveness 200",
+                within_s=60,
+                every_s=0.5,
+                first_s=0.5,
             )
             assert pod.probe() == 200, pod.output()
             assert pod.probe("startupProbe") == 200
-        await driver.open()
         completed = await _completed_run(driver, worker, scheduler)
         assert completed.attempts == 1
         started = time.monotonic()
@@ -159,18 +172,32 @@ async def test_the_operators_pod_specs_run_a_scheduled_job_and_drain_on_sigterm(
         control_plane.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
 
 
+async def _seed_overdue_occurrence(dsn: str, schema: str, occurrence_ms: int) -> None:
+    """The task's last-tick row just before ``occurrence_ms``: its first round fires it."""
+    connection = await asyncpg.connect(dsn)
+    try:
+        await connection.execute(
+            f'INSERT INTO "{schema}".scheduler_ticks (task, checked_through_ms) VALUES ($1, $2)',
+            TASK,
+            occurrence_ms - 1,
+        )
+    finally:
+        await connection.close()
+
+
 async def _completed_run(driver: Any, worker: LocalPod, scheduler: LocalPod) -> Any:
-    """The first send_digest run to complete (bounded poll)."""
-    deadline = time.monotonic() + FIRE_BUDGET_S
-    while time.monotonic() < deadline:
-        runs = await driver.introspect.list_runs(RunFilter(name="send_digest"))
-        done = [run for run in runs if run.state == "completed"]
-        if done:
-            return done[0]
+    """The first send_digest run to complete."""
+
+    async def completed() -> Any:
         for pod in (worker, scheduler):
             assert pod.process.poll() is None, pod.output()
-        await asyncio.sleep(1)
-    raise AssertionError(
-        f"no send_digest run completed within {FIRE_BUDGET_S} s\n"
-        f"scheduler:\n{scheduler.output()}\nworker:\n{worker.output()}"
+        runs = await driver.introspect.list_runs(RunFilter(name="send_digest"))
+        return next((run for run in runs if run.state == "completed"), None)
+
+    return await eventually(
+        completed,
+        what="a send_digest run completing",
+        within_s=90,
+        every_s=0.5,
+        context=lambda: f"scheduler:\n{scheduler.output()}\nworker:\n{worker.output()}",
     )

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 import yaml
 from control_plane import REPO, ControlPlane, control_plane_or_skip, stop_control_plane
-from e2e_helpers import apply, condition, durable_job, wait_for
+from e2e_helpers import apply, condition, durable_job
 from operator_process import Fleet, Release
+from support.waiting import eventually_blocking
 
 CHART = str(REPO / "charts" / "ferry")
 DOCS = REPO / "docs" / "ops" / "kubernetes.md"
@@ -106,7 +107,9 @@ def test_crds_of_an_older_chart_are_adopted_and_upgraded_by_the_documented_steps
 @pytest.fixture(scope="module")
 def namespaced(plane: ControlPlane) -> Iterator[Fleet]:
     """The release's operator, namespaced: one replica is enough here."""
-    wait_for("the release", lambda: "ferry-ns" in plane.run("helm", "list", "-n", "ops", "-q"))
+    eventually_blocking(
+        lambda: "ferry-ns" in plane.run("helm", "list", "-n", "ops", "-q"), what="the release"
+    )
     fleet = Fleet(plane, RELEASE)
     fleet.start("ferry-ns-operator-0")
     fleet.leader()
@@ -124,7 +127,7 @@ def test_a_namespaced_operator_serves_its_namespaces_and_ignores_the_others(
         ready = condition(plane.get("dj", "-n", WATCHED, "digest"), "Ready")
         return ready is not None
 
-    wait_for(f"the DurableJob in {WATCHED} reconciled", served)
+    eventually_blocking(served, what=f"the DurableJob in {WATCHED} reconciled")
     assert plane.get("deployment", "-n", WATCHED, "digest-worker") is not None
     assert plane.get("deployment", "-n", OTHER, "digest-worker") is None
     assert "status" not in plane.get("dj", "-n", OTHER, "digest")

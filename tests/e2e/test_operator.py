@@ -6,13 +6,15 @@ Every wait is a bounded poll for a condition the user could observe with kubectl
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from control_plane import ControlPlane
-from e2e_helpers import condition, env_of, example, wait_for
+from e2e_helpers import condition, env_of, example
 from operator_process import Fleet
+from support.waiting import eventually, eventually_blocking
 
 NAMESPACE = "ferry-demo"
 
@@ -46,8 +48,8 @@ def _ready(plane: ControlPlane, kind: str, name: str) -> dict[str, Any] | None:
 def test_a_durable_job_becomes_a_worker_deployment_carrying_the_runtime_contract(
     control_plane: ControlPlane, demo: str
 ) -> None:
-    deployment = wait_for(
-        "onboard-org-worker", lambda: _deployment(control_plane, "onboard-org-worker")
+    deployment = eventually_blocking(
+        lambda: _deployment(control_plane, "onboard-org-worker"), what="onboard-org-worker"
     )
     job = control_plane.get("durablejob", "-n", NAMESPACE, "onboard-org")
     assert deployment["spec"]["replicas"] == 2
@@ -79,8 +81,7 @@ def test_a_durable_job_becomes_a_worker_deployment_carrying_the_runtime_contract
     assert container["startupProbe"]["httpGet"]["path"] == "/livez"
     assert pod["terminationGracePeriodSeconds"] == 45
     # The namespace enforces Pod Security `restricted`: the ReplicaSet's pods are admitted.
-    wait_for(
-        "worker pods admitted under restricted",
+    eventually_blocking(
         lambda: (
             len(
                 control_plane.get(
@@ -89,6 +90,7 @@ def test_a_durable_job_becomes_a_worker_deployment_carrying_the_runtime_contract
             )
             == 2
         ),
+        what="worker pods admitted under restricted",
     )
 
 
@@ -98,10 +100,9 @@ def test_each_worker_and_scheduler_deployment_gets_a_headless_metrics_service(
     """The Services the chart's ServiceMonitor scrapes: owned like their Deployment (so GC
     takes them too), selecting its pods, exposing the metrics port by name."""
     for name, component in (("onboard-org-worker", "worker"), ("ferry-scheduler", "scheduler")):
-        deployment = wait_for(name, lambda n=name: _deployment(control_plane, n))
-        service = wait_for(
-            f"Service {name}",
-            lambda n=name: control_plane.get("service", "-n", NAMESPACE, n),
+        deployment = eventually_blocking(lambda n=name: _deployment(control_plane, n), what=name)
+        service = eventually_blocking(
+            lambda n=name: control_plane.get("service", "-n", NAMESPACE, n), what=f"Service {name}"
         )
         assert service["metadata"]["ownerReferences"] == deployment["metadata"]["ownerReferences"]
         assert service["metadata"]["labels"]["app.kubernetes.io/part-of"] == "ferry"
@@ -130,7 +131,7 @@ def test_durable_job_status_reports_the_generation_it_acted_on(
         found = _ready(control_plane, "durablejob", "onboard-org")
         return found if found and found["reason"] == "WorkersStarting" else None
 
-    ready = wait_for("Ready=False WorkersStarting", starting)
+    ready = eventually_blocking(starting, what="Ready=False WorkersStarting")
     job = control_plane.get("durablejob", "-n", NAMESPACE, "onboard-org")
     assert job["status"]["observedGeneration"] == job["metadata"]["generation"]
     # No kubelet runs here, so the workers never become ready: the status says so, in kstatus
@@ -147,7 +148,9 @@ def test_durable_job_status_reports_the_generation_it_acted_on(
 def test_scheduled_tasks_become_the_namespaces_scheduler_leader_and_standby(
     control_plane: ControlPlane, demo: str
 ) -> None:
-    deployment = wait_for("ferry-scheduler", lambda: _deployment(control_plane, "ferry-scheduler"))
+    deployment = eventually_blocking(
+        lambda: _deployment(control_plane, "ferry-scheduler"), what="ferry-scheduler"
+    )
     task = control_plane.get("scheduledtask", "-n", NAMESPACE, "nightly-digest")
     assert deployment["spec"]["replicas"] == 2
     assert [(o["kind"], o["uid"]) for o in deployment["metadata"]["ownerReferences"]] == [
@@ -162,7 +165,9 @@ def test_scheduled_tasks_become_the_namespaces_scheduler_leader_and_standby(
     assert (
         control_plane.get("pdb", "-n", NAMESPACE, "ferry-scheduler")["spec"]["maxUnavailable"] == 1
     )
-    wait_for("task status", lambda: _ready(control_plane, "scheduledtask", "nightly-digest"))
+    eventually_blocking(
+        lambda: _ready(control_plane, "scheduledtask", "nightly-digest"), what="task status"
+    )
     table = control_plane.kubectl("get", "st", "-n", NAMESPACE)
     header = table.splitlines()[0].split()
     assert header[:5] == ["NAME", "SCHEDULE", "ZONE", "SUSPEND", "LAST"]
@@ -178,7 +183,7 @@ def test_editing_a_task_rolls_the_scheduler_onto_the_new_task_file(
         annotations = (deployment or {}).get("spec", {}).get("template", {}).get("metadata", {})
         return (annotations.get("annotations") or {}).get("ferry.dev/tasks-sha256")
 
-    before = wait_for("scheduler with a task digest", digest)
+    before = eventually_blocking(digest, what="scheduler with a task digest")
     control_plane.kubectl(
         "patch",
         "scheduledtask",
@@ -195,13 +200,15 @@ def test_editing_a_task_rolls_the_scheduler_onto_the_new_task_file(
         [task] = json.loads(configmap["data"]["tasks.json"])["tasks"]
         return task["cron"] == "30 3 * * *" and digest() not in (None, before)
 
-    wait_for("new task file and a rolled scheduler", rolled)
+    eventually_blocking(rolled, what="new task file and a rolled scheduler")
 
 
 def test_editing_the_resource_changes_the_deployment(
     control_plane: ControlPlane, demo: str
 ) -> None:
-    wait_for("send-digest-worker", lambda: _deployment(control_plane, "send-digest-worker"))
+    eventually_blocking(
+        lambda: _deployment(control_plane, "send-digest-worker"), what="send-digest-worker"
+    )
     control_plane.kubectl(
         "patch",
         "durablejob",
@@ -219,11 +226,13 @@ def test_editing_the_resource_changes_the_deployment(
         grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
         return env["CONCURRENCY"] == "7" and env["DRAIN_SECONDS"] == "50" and grace == 65
 
-    wait_for("Deployment follows the DurableJob", followed)
+    eventually_blocking(followed, what="Deployment follows the DurableJob")
 
 
 def test_a_hand_edited_deployment_is_repaired(control_plane: ControlPlane, demo: str) -> None:
-    wait_for("onboard-org-worker", lambda: _deployment(control_plane, "onboard-org-worker"))
+    eventually_blocking(
+        lambda: _deployment(control_plane, "onboard-org-worker"), what="onboard-org-worker"
+    )
     drift = [
         {"op": "replace", "path": "/spec/replicas", "value": 5},
         {"op": "replace", "path": "/spec/template/spec/terminationGracePeriodSeconds", "value": 1},
@@ -244,7 +253,7 @@ def test_a_hand_edited_deployment_is_repaired(control_plane: ControlPlane, demo:
         grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
         return deployment["spec"]["replicas"] == 2 and grace == 45
 
-    wait_for("Deployment repaired", repaired)
+    eventually_blocking(repaired, what="Deployment repaired")
 
 
 async def test_an_operator_restart_changes_nothing(control_plane: ControlPlane, demo: str) -> None:
@@ -266,17 +275,27 @@ async def test_an_operator_restart_changes_nothing(control_plane: ControlPlane, 
                 seen[f"{kind}/{meta['name']}"] = version
         return seen
 
-    wait_for("the scheduler", lambda: _deployment(control_plane, "ferry-scheduler"))
+    await eventually(
+        lambda: _deployment(control_plane, "ferry-scheduler"),
+        what="the scheduler",
+        within_s=60,
+        every_s=0.5,
+        first_s=0.5,
+    )
     before = snapshot()
 
-    def settled() -> bool:
-        """Two snapshots half a second apart agree: no reconcile is still writing."""
-        nonlocal before
-        now = snapshot()
-        stable, before = now == before, now
-        return stable
+    quiet_since = time.monotonic()
 
-    wait_for("the namespace settled", settled)
+    def settled() -> bool:
+        """No snapshot changed for half a second: no reconcile is still writing (the
+        running operator's own writes must not land in the comparison below)."""
+        nonlocal before, quiet_since
+        now = snapshot()
+        if now != before:
+            before, quiet_since = now, time.monotonic()
+        return time.monotonic() - quiet_since >= 0.5
+
+    await eventually(settled, what="the namespace settled", within_s=60, every_s=0.5, first_s=0.5)
     api = await config.new_client_from_config(config_file=str(control_plane.kubeconfig))
     posted: list[tuple[Any, ...]] = []
 
@@ -334,21 +353,20 @@ def test_a_task_the_runtime_refuses_is_flagged_and_never_scheduled(
         },
     }
     control_plane.kubectl("apply", "-f", "-", stdin=json.dumps(body))
-    ready = wait_for(
-        "Ready=False on on-mars",
+    ready = eventually_blocking(
         lambda: (
             (c := _ready(control_plane, "scheduledtask", "on-mars"))
             and c["status"] == "False"
             and c
         ),
+        what="Ready=False on on-mars",
     )
     assert ready["reason"] == "InvalidTimeZone"
     assert ready["message"].startswith('X_INVARIANT: ScheduledTask "on-mars" has tz "Mars/Olympus"')
     assert ready["message"].endswith("e.g. spec.timeZone: Europe/Berlin")
     stalled = condition(control_plane.get("st", "-n", NAMESPACE, "on-mars"), "Stalled")
     assert stalled and (stalled["status"], stalled["reason"]) == ("True", "InvalidTimeZone")
-    events = wait_for(
-        "Warning event",
+    events = eventually_blocking(
         lambda: control_plane.get(
             "events",
             "-n",
@@ -356,6 +374,7 @@ def test_a_task_the_runtime_refuses_is_flagged_and_never_scheduled(
             "--field-selector",
             "involvedObject.name=on-mars,type=Warning",
         )["items"],
+        what="Warning event",
     )
     assert [e["reason"] for e in events] == ["InvalidTimeZone"]
     configmap = control_plane.get("configmap", "-n", NAMESPACE, "ferry-scheduler-tasks")
@@ -369,31 +388,39 @@ def test_a_task_the_runtime_refuses_is_flagged_and_never_scheduled(
 def test_deleting_the_resources_garbage_collects_what_they_owned(
     control_plane: ControlPlane, demo: str
 ) -> None:
-    wait_for("send-digest-worker", lambda: _deployment(control_plane, "send-digest-worker"))
-    wait_for("ferry-scheduler", lambda: _deployment(control_plane, "ferry-scheduler"))
+    eventually_blocking(
+        lambda: _deployment(control_plane, "send-digest-worker"), what="send-digest-worker"
+    )
+    eventually_blocking(
+        lambda: _deployment(control_plane, "ferry-scheduler"), what="ferry-scheduler"
+    )
     control_plane.kubectl("delete", "durablejob", "-n", NAMESPACE, "send-digest")
-    wait_for("worker collected", lambda: _deployment(control_plane, "send-digest-worker") is None)
-    wait_for(
-        "worker Service collected",
+    eventually_blocking(
+        lambda: _deployment(control_plane, "send-digest-worker") is None, what="worker collected"
+    )
+    eventually_blocking(
         lambda: control_plane.get("service", "-n", NAMESPACE, "send-digest-worker") is None,
+        what="worker Service collected",
     )
     # The task's entry now names a missing DurableJob: flagged, and no scheduler runs it.
-    flagged = wait_for(
-        "task flagged",
+    flagged = eventually_blocking(
         lambda: (
             (c := _ready(control_plane, "scheduledtask", "nightly-digest"))
             and c["status"] == "False"
             and c
         ),
+        what="task flagged",
     )
     assert flagged["reason"] == "JobNotFound"
     assert 'DurableJob "send-digest"' in flagged["message"]
     control_plane.kubectl("delete", "scheduledtask", "-n", NAMESPACE, "nightly-digest")
     for kind in ("deployment", "service", "configmap", "pdb"):
         name = "ferry-scheduler-tasks" if kind == "configmap" else "ferry-scheduler"
-        wait_for(
-            f"{kind} collected",
+        eventually_blocking(
             lambda k=kind, n=name: control_plane.get(k, "-n", NAMESPACE, n) is None,
+            what=f"{kind} collected",
         )
     control_plane.kubectl("delete", "durablejob", "-n", NAMESPACE, "onboard-org")
-    wait_for("worker collected", lambda: _deployment(control_plane, "onboard-org-worker") is None)
+    eventually_blocking(
+        lambda: _deployment(control_plane, "onboard-org-worker") is None, what="worker collected"
+    )

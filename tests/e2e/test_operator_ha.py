@@ -11,8 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 from control_plane import ControlPlane
-from e2e_helpers import env_of, namespace_with_worker, wait_for
+from e2e_helpers import env_of, namespace_with_worker
 from operator_process import Fleet, OperatorProcess
+from support.waiting import eventually_blocking
 
 NAMESPACE = "ferry-ha"
 
@@ -44,14 +45,19 @@ def _reconciled_by_the_new_leader(plane: ControlPlane, concurrency: int) -> None
         "-p",
         json.dumps({"spec": {"concurrency": concurrency}}),
     )
-    wait_for("the change reconciled", lambda: _concurrency(plane) == str(concurrency))
+    eventually_blocking(
+        lambda: _concurrency(plane) == str(concurrency), what="the change reconciled"
+    )
 
 
 def test_one_replica_leads_and_the_other_stands_by_watching_nothing(pair: Fleet) -> None:
     leader = pair.leader()
     standby = _standby(pair, leader)
     assert leader.healthz() == {"ok": True, "leader": True}
-    assert wait_for("the standby's /healthz", standby.healthz) == {"ok": True, "leader": False}
+    assert eventually_blocking(standby.healthz, what="the standby's /healthz") == {
+        "ok": True,
+        "leader": False,
+    }
     log = standby.output()
     assert f"standing by: Lease ferry-system/ferry-operator is held by {leader.identity}" in log
     assert "kopf" not in log  # Kopf never started: a standby streams nothing
@@ -65,7 +71,7 @@ def test_a_stopped_leader_hands_over_to_the_standby_at_once(
     started = time.monotonic()
     assert leader.stop(signal.SIGTERM) == 0
     stopped = time.monotonic()
-    wait_for("the standby leading", lambda: pair.holder() == standby.identity)
+    eventually_blocking(lambda: pair.holder() == standby.identity, what="the standby leading")
     led = time.monotonic()
     _reconciled_by_the_new_leader(control_plane, 21)
     reconciled = time.monotonic()
@@ -83,13 +89,15 @@ def test_a_killed_leader_is_replaced_once_its_lease_expires(
     """SIGKILL: no release; the standby takes over after seeing the Lease unrenewed for its
     whole duration (15 s) on its own clock."""
     leader = pair.leader()
-    standby = wait_for(
-        "a standby up", lambda: next(iter(r for r in pair.running() if r is not leader), None)
+    standby = eventually_blocking(
+        lambda: next(iter(r for r in pair.running() if r is not leader), None), what="a standby up"
     )
-    wait_for("the standby standing by", lambda: "standing by" in standby.output())
+    eventually_blocking(lambda: "standing by" in standby.output(), what="the standby standing by")
     started = time.monotonic()
     leader.stop(signal.SIGKILL)
-    wait_for("the standby leading", lambda: pair.holder() == standby.identity, budget_s=60)
+    eventually_blocking(
+        lambda: pair.holder() == standby.identity, what="the standby leading", within_s=60
+    )
     led = time.monotonic()
     _reconciled_by_the_new_leader(control_plane, 22)
     print(

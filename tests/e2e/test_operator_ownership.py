@@ -19,10 +19,10 @@ from e2e_helpers import (
     events_of,
     resource,
     secret,
-    wait_for,
     with_reason,
 )
 from operator_process import RELEASE, Fleet
+from support.waiting import eventually, eventually_blocking
 
 NAMESPACE = "ferry-bystander"
 OWNED = "app.kubernetes.io/managed-by=ferry-operator"
@@ -68,7 +68,7 @@ def test_only_the_operators_own_deployments_are_listed_and_watched(
             if e["objectRef"].get("resource") == "deployments" and e["verb"] in ("list", "watch")
         ]
 
-    found = wait_for("the operator's Deployment list and watch", streams)
+    found = eventually_blocking(streams, what="the operator's Deployment list and watch")
     assert {e["verb"] for e in found} == {"list", "watch"}
     for request in found:
         query = parse_qs(urlsplit(request["requestURI"]).query)
@@ -150,7 +150,7 @@ def test_a_copied_label_in_kube_system_does_not_make_an_object_the_operators(
             for e in _operator_requests(control_plane)
         )
 
-    wait_for("the operator reading the kube-system Deployment's owners", inspected)
+    eventually_blocking(inspected, what="the operator reading the kube-system Deployment's owners")
     assert control_plane.get("deployment", "-n", "kube-system", "ferry-scheduler") is not None
     assert not [
         e
@@ -197,9 +197,12 @@ async def test_the_api_servers_refusals_in_a_namespace_going_away_are_recognised
     }
     apply(control_plane, held)
     control_plane.kubectl("delete", "namespace", namespace, "--wait=false")
-    wait_for(
-        "namespace Terminating",
+    await eventually(
         lambda: control_plane.get("namespace", namespace)["status"]["phase"] == "Terminating",
+        what="namespace Terminating",
+        within_s=60,
+        every_s=0.5,
+        first_s=0.5,
     )
     api = await config.new_client_from_config(config_file=str(control_plane.kubeconfig))
     core = client.CoreV1Api(api)
@@ -216,7 +219,13 @@ async def test_the_api_servers_refusals_in_a_namespace_going_away_are_recognised
             "-p",
             '{"metadata": {"finalizers": null}}',
         )
-        wait_for("the namespace gone", lambda: control_plane.get("namespace", namespace) is None)
+        await eventually(
+            lambda: control_plane.get("namespace", namespace) is None,
+            what="the namespace gone",
+            within_s=60,
+            every_s=0.5,
+            first_s=0.5,
+        )
         with pytest.raises(ApiException) as gone:
             await core.create_namespaced_config_map(namespace, {"metadata": {"name": "later"}})
     finally:
@@ -246,12 +255,17 @@ def test_deleting_a_namespace_costs_at_most_one_log_line_and_no_traceback(
             {"cron": "0 3 * * *", "timeZone": "UTC", "entries": [{"job": "job-0"}]},
         ),
     )
-    wait_for(
-        "the scheduler", lambda: control_plane.get("deployment", "-n", namespace, "ferry-scheduler")
+    eventually_blocking(
+        lambda: control_plane.get("deployment", "-n", namespace, "ferry-scheduler"),
+        what="the scheduler",
     )
     logged = len(leader.output())
     control_plane.kubectl("delete", "namespace", namespace, "--wait=false")
-    wait_for("the namespace gone", lambda: control_plane.get("namespace", namespace) is None, 120)
+    eventually_blocking(
+        lambda: control_plane.get("namespace", namespace) is None,
+        what="the namespace gone",
+        within_s=120,
+    )
     gone = datetime.now(UTC)
 
     def reconciled_after() -> bool:
@@ -267,7 +281,7 @@ def test_deleting_a_namespace_costs_at_most_one_log_line_and_no_traceback(
     # The DurableJobs' deletion events make the operator reconcile the emptied namespace once
     # more; a bounded wait for that reconcile, not a sleep.
     started = time.monotonic()
-    wait_for("a reconcile of the emptied namespace", reconciled_after, 60)
+    eventually_blocking(reconciled_after, what="a reconcile of the emptied namespace", within_s=60)
     tail = leader.output()[logged:]
     assert "Traceback" not in tail, tail
     mentions = [line for line in tail.splitlines() if namespace in line]

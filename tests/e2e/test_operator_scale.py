@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 from control_plane import ControlPlane
-from e2e_helpers import namespace_with_worker, wait_for
+from e2e_helpers import namespace_with_worker
 from operator_process import Fleet
+from support.waiting import eventually_blocking
 
 NAMESPACE = "ferry-scale"
 
@@ -34,7 +35,9 @@ def test_kubectl_scale_dj_scales_the_worker_deployment(
 ) -> None:
     scaled = control_plane.kubectl("scale", "dj", digest, "-n", NAMESPACE, "--replicas=3")
     assert "durablejob.ferry.dev/digest scaled" in scaled
-    wait_for("3 worker replicas", lambda: _deployment(control_plane)["spec"]["replicas"] == 3)
+    eventually_blocking(
+        lambda: _deployment(control_plane)["spec"]["replicas"] == 3, what="3 worker replicas"
+    )
 
 
 def test_the_scale_subresource_reports_replicas_and_the_worker_selector(
@@ -48,7 +51,7 @@ def test_the_scale_subresource_reports_replicas_and_the_worker_selector(
         # status.replicas is what the worker Deployment has, once the operator wrote it.
         return found if found["status"].get("replicas") == 2 else None
 
-    found = wait_for("scale status of 2 replicas", scale)
+    found = eventually_blocking(scale, what="scale status of 2 replicas")
     assert found["kind"] == "Scale" and found["spec"]["replicas"] == 2
     selected = control_plane.get("pods", "-n", NAMESPACE, "-l", found["status"]["selector"])
     assert len(selected["items"]) == 2  # the selector picks exactly the worker pods
@@ -93,7 +96,7 @@ def test_a_horizontal_pod_autoscaler_can_drive_a_durable_job(
             (c for c in conditions if c["type"] == "AbleToScale" and c["status"] == "True"), None
         )
 
-    condition = wait_for("the HPA's AbleToScale=True", able, budget_s=120)
+    condition = eventually_blocking(able, what="the HPA's AbleToScale=True", within_s=120)
     assert condition["reason"] == "SucceededGetScale"
     control_plane.kubectl("delete", "hpa", digest, "-n", NAMESPACE)
 

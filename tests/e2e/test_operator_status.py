@@ -16,10 +16,10 @@ from e2e_helpers import (
     events_of,
     resource,
     secret,
-    wait_for,
     with_reason,
 )
 from operator_process import Fleet
+from support.waiting import eventually_blocking
 
 NAMESPACE = "ferry-status"
 
@@ -41,9 +41,9 @@ def _verdict(plane: ControlPlane, kind: str, name: str, reason: str) -> dict[str
 
 
 def _events(plane: ControlPlane, name: str, reason: str) -> list[dict[str, Any]]:
-    return wait_for(
-        f"event {reason} on {name}",
+    return eventually_blocking(
         lambda: [e for e in events_of(plane, NAMESPACE, name) if e["reason"] == reason],
+        what=f"event {reason} on {name}",
     )
 
 
@@ -106,7 +106,7 @@ def test_every_condition_names_the_generation_it_describes(
         current = generation == 2 and status.get("observedGeneration") == generation
         return body if current else None
 
-    job = wait_for("status of generation 2", observed)
+    job = eventually_blocking(observed, what="status of generation 2")
     conditions = job["status"]["conditions"]
     assert sorted(c["type"] for c in conditions) == ["Ready", "Reconciling", "Stalled"]
     assert {c["observedGeneration"] for c in conditions} == {2}

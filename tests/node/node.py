@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cluster_dns import ClusterDns
-from control_plane import ControlPlane, free_port
+from control_plane import ControlPlane
+from support.processes import free_port
+from support.waiting import eventually_blocking
 
 NODE_NAME = "ferry-node"
 BRIDGE = "ferry0"
@@ -223,11 +225,19 @@ class Node:
         self._spawn("containerd", f"--config={config}", binary="containerd")
         # Before containerd stops: every container it runs, so no shim outlives the test.
         self.teardown.push("containers", self._remove_containers)
-        deadline = time.monotonic() + 30
-        while self.ctr("version", check=False).count("Server") == 0:
-            if time.monotonic() > deadline or self.processes["containerd"].poll() is not None:
-                raise RuntimeError(f"containerd did not start:\n{self.log('containerd')}")
-            time.sleep(0.2)
+
+        def serving() -> bool:
+            if self.processes["containerd"].poll() is not None:
+                raise RuntimeError(f"containerd exited:\n{self.log('containerd')}")
+            return self.ctr("version", check=False).count("Server") > 0
+
+        eventually_blocking(
+            serving,
+            what="containerd serving",
+            within_s=30,
+            every_s=0.2,
+            context=lambda: self.log("containerd"),
+        )
 
     def _cni_config(self) -> dict[str, object]:
         # isGateway off: the host already holds the gateway address (the bridge was made
@@ -328,19 +338,25 @@ class Node:
         self._spawn("kube-proxy", f"--config={path}")
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + READY_BUDGET_S
-        while time.monotonic() < deadline:
+        def ready() -> bool:
             node = self.plane.get("node", NODE_NAME)
             conditions = {
                 c["type"]: c["status"] for c in (node or {}).get("status", {}).get("conditions", [])
             }
             if conditions.get("Ready") == "True":
-                return
+                return True
             for name, process in self.processes.items():
                 if process.poll() is not None:
                     raise RuntimeError(f"{name} exited {process.returncode}:\n{self.log(name)}")
-            time.sleep(1)
-        raise RuntimeError(f"node not Ready within {READY_BUDGET_S} s:\n{self.log('kubelet')}")
+            return False
+
+        eventually_blocking(
+            ready,
+            what="the node Ready",
+            within_s=READY_BUDGET_S,
+            every_s=1,
+            context=lambda: self.log("kubelet"),
+        )
 
     def log(self, name: str, tail: int = 6000) -> str:
         path = self.logs / f"{name}.log"

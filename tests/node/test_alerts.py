@@ -10,7 +10,6 @@ through Prometheus's HTTP API.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -18,15 +17,16 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
 import yaml
-from control_plane import REPO, Unavailable, free_port, provision
-from e2e_helpers import wait_for
+from control_plane import REPO, Unavailable, provision
+from support.processes import free_port
+from support.waiting import eventually
 
 # The job alone, not the demo app: importing the app would declare its tasks in this
 # process, where later harness tests count the declared tasks.
@@ -221,36 +221,45 @@ async def test_a_real_prometheus_fires_ferry_job_lease_lost_when_a_worker_loses_
         await driver.open()
         set_job_driver(driver)
         # Scraped at 0 first: the loss is then an increase, as on a worker that just started.
-        wait_for(
-            "Prometheus to scrape the worker's counter at 0",
+        await eventually(
             lambda: prometheus.value('job_leases_lost_total{queue="default"}') == 0,
+            what="Prometheus to scrape the worker's counter at 0",
+            within_s=60,
+            every_s=0.5,
+            first_s=0.5,
         )
         run = await reindex_catalog.enqueue(
             {"catalog": "alerts", "batches": 1, "batch_seconds": 600}
         )
         job_id = int(run.job_id)
         table = f'"{pg_schema}".jobs'
-        await _until(
-            lambda: blocker.fetchval(f"SELECT state FROM {table} WHERE id = $1", job_id),
-            "running",
+        await eventually(
+            lambda: _equals(
+                blocker.fetchval(f"SELECT state FROM {table} WHERE id = $1", job_id), "running"
+            ),
             what="the run to start",
+            every_s=0.2,
         )
         transaction = blocker.transaction()
         await transaction.start()
         # The heartbeat's UPDATE now waits on this row lock, unanswered.
         await blocker.execute(f"SELECT 1 FROM {table} WHERE id = $1 FOR UPDATE", job_id)
         locked = time.monotonic()
-        counted = wait_for(
-            "the worker to count the lost lease",
+        counted = await eventually(
             lambda: (
                 prometheus.value('job_leases_lost_total{queue="default"}') == 1 and time.monotonic()
             ),
-            budget_s=FIRE_BUDGET_S,
+            what="the worker to count the lost lease",
+            within_s=FIRE_BUDGET_S,
+            every_s=0.5,
+            first_s=0.5,
         )
-        alert = wait_for(
-            "FerryJobLeaseLost firing",
+        alert = await eventually(
             lambda: prometheus.firing("FerryJobLeaseLost"),
-            FIRE_BUDGET_S,
+            what="FerryJobLeaseLost firing",
+            within_s=FIRE_BUDGET_S,
+            every_s=0.5,
+            first_s=0.5,
         )
         fired = time.monotonic()
         await transaction.rollback()
@@ -272,10 +281,5 @@ async def test_a_real_prometheus_fires_ferry_job_lease_lost_when_a_worker_loses_
         prometheus.stop()
 
 
-async def _until(read: Any, expected: object, *, what: str, budget_s: float = 30.0) -> None:
-    deadline = time.monotonic() + budget_s
-    while time.monotonic() < deadline:
-        if await read() == expected:
-            return
-        await asyncio.sleep(0.2)
-    raise AssertionError(f"{what}: not seen within {budget_s} s")
+async def _equals(value: Awaitable[object], expected: object) -> bool:
+    return await value == expected

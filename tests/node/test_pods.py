@@ -8,7 +8,6 @@ budget that is a guard, never a claim; the times observed are printed, not asser
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import urllib.request
@@ -18,10 +17,11 @@ from typing import Any
 
 import asyncpg
 import pytest
-from e2e_helpers import minutely_digest, wait_for
+from e2e_helpers import minutely_digest
 from node import Cluster, NodeAssets
 from pg_relay import PodDatabase
 from prometheus_client.parser import text_string_to_metric_families
+from support.waiting import eventually, eventually_blocking
 
 # The job alone, not the demo app: importing the app would declare its tasks in this
 # process, where later harness tests count the declared tasks.
@@ -97,10 +97,10 @@ def demo(
         plane.kubectl("apply", "-f", "-", stdin=json.dumps(resource))
     demo = Demo(cluster, pod_database)
     try:
-        wait_for(
-            "2 worker and 2 scheduler pods Running and ready",
+        eventually_blocking(
             lambda: len(demo.pods("worker")) == 2 and len(demo.pods("scheduler")) == 2,
-            budget_s=PODS_BUDGET_S,
+            what="2 worker and 2 scheduler pods Running and ready",
+            within_s=PODS_BUDGET_S,
         )
         yield demo
     except BaseException:
@@ -115,17 +115,6 @@ async def db(demo: Demo) -> Any:
     connection = await asyncpg.connect(demo.database.host_dsn)
     yield connection
     await connection.close()
-
-
-async def _until(read: Any, *, what: str, budget_s: float, demo: Demo) -> Any:
-    """Poll an async probe until it returns something truthy (bounded guard)."""
-    deadline = time.monotonic() + budget_s
-    while time.monotonic() < deadline:
-        found = await read()
-        if found:
-            return found
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"{what}: not seen within {budget_s} s\n{demo.logs()}")
 
 
 def _host(holder: str) -> str:
@@ -144,14 +133,15 @@ async def test_pods_run_the_built_image_and_a_scheduled_occurrence_runs_on_a_wor
     for pod in demo.pods("worker") + demo.pods("scheduler"):
         assert pod["spec"]["containers"][0]["image"] == demo.cluster.node.assets.runtime_image
 
-    row = await _until(
+    row = await eventually(
         lambda: db.fetchrow(
             "SELECT id, idempotency_key, attempts FROM ferry.jobs"
             " WHERE name = 'send_digest' AND state = 'completed' ORDER BY id LIMIT 1"
         ),
         what="a scheduled send_digest run completed",
-        budget_s=FIRE_BUDGET_S,
-        demo=demo,
+        within_s=FIRE_BUDGET_S,
+        every_s=0.5,
+        context=demo.logs,
     )
     assert row["idempotency_key"].startswith("every-minute:"), row["idempotency_key"]
     assert row["attempts"] == 1
@@ -204,11 +194,12 @@ async def test_a_deleted_busy_worker_pod_drains_and_its_run_resumes_on_another_p
         await driver.close()
     job_id = int(run.job_id)
     steps = "SELECT count(*) FROM ferry.steps WHERE job_id = $1"
-    await _until(
+    await eventually(
         lambda: _at_least(db.fetchval(steps, job_id), 3),
         what="three batches recorded",
-        budget_s=RUN_BUDGET_S,
-        demo=demo,
+        within_s=RUN_BUDGET_S,
+        every_s=0.5,
+        context=demo.logs,
     )
     holder = await db.fetchval("SELECT locked_by FROM ferry.jobs WHERE id = $1", job_id)
     busy = _host(holder)
@@ -217,24 +208,30 @@ async def test_a_deleted_busy_worker_pod_drains_and_its_run_resumes_on_another_p
 
     deleted = time.monotonic()
     plane.kubectl("delete", "pod", "-n", NAMESPACE, busy, "--wait=false")
-    resumed_by = await _until(
+    resumed_by = await eventually(
         lambda: _resumed_elsewhere(db, job_id, busy),
         what="the run resumed on another worker pod",
-        budget_s=RUN_BUDGET_S,
-        demo=demo,
+        within_s=RUN_BUDGET_S,
+        every_s=0.5,
+        context=demo.logs,
     )
     resumed = time.monotonic()
-    wait_for(
-        f"pod {busy} gone", lambda: plane.get("pod", "-n", NAMESPACE, busy) is None, grace + 30
+    await eventually(
+        lambda: plane.get("pod", "-n", NAMESPACE, busy) is None,
+        what=f"pod {busy} gone",
+        within_s=grace + 30,
+        every_s=0.5,
+        first_s=0.5,
     )
     gone = time.monotonic()
-    done = await _until(
+    done = await eventually(
         lambda: db.fetchrow(
             "SELECT attempts, result FROM ferry.jobs WHERE id = $1 AND state = 'completed'", job_id
         ),
         what="the resumed run completed",
-        budget_s=RUN_BUDGET_S,
-        demo=demo,
+        within_s=RUN_BUDGET_S,
+        every_s=0.5,
+        context=demo.logs,
     )
     assert done["attempts"] == 1, "the drained attempt was given back"
     assert json.loads(done["result"]) == {"batches": 40}
@@ -269,13 +266,14 @@ async def test_deleting_the_scheduler_leader_pod_hands_the_lease_to_the_standby(
 
     deleted = time.monotonic()
     plane.kubectl("delete", "pod", "-n", NAMESPACE, leader, "--wait=false")
-    holder = await _until(
+    holder = await eventually(
         lambda: db.fetchval(
             "SELECT holder FROM ferry.scheduler_leader WHERE holder NOT LIKE $1", f"{leader}:%"
         ),
         what="another scheduler holding the lease",
-        budget_s=RUN_BUDGET_S,
-        demo=demo,
+        within_s=RUN_BUDGET_S,
+        every_s=0.5,
+        context=demo.logs,
     )
     took = time.monotonic() - deleted
     assert _host(holder) in standby

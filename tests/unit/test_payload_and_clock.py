@@ -9,6 +9,7 @@ from enum import Enum, StrEnum
 from uuid import UUID
 
 import pytest
+from support.waiting import blocked_in
 
 from ferry import FerryError
 from ferry._clock import FrozenClock
@@ -92,15 +93,15 @@ async def test_the_frozen_clock_wakes_sleepers_only_when_advanced_past_them() ->
         await clock.sleep_ms(ms)
         woke.append(name)
 
-    tasks = [
-        asyncio.create_task(sleeper("late", 2_000)),
-        asyncio.create_task(sleeper("soon", 1_000)),
-    ]
-    await asyncio.sleep(0)
+    late = asyncio.create_task(sleeper("late", 2_000))
+    soon = asyncio.create_task(sleeper("soon", 1_000))
+    for task in (late, soon):
+        await blocked_in(task, "FrozenClock.sleep_ms")
     assert clock.next_deadline_ms() == 1_000
     clock.advance("1s")
-    await asyncio.sleep(0)
+    await blocked_in(late, "FrozenClock.sleep_ms")  # not woken: its instant has not come
+    await soon
     assert woke == ["soon"]
     clock.advance("1s")
-    await asyncio.gather(*tasks)
+    await late
     assert woke == ["soon", "late"] and clock.now_ms() == 2_000

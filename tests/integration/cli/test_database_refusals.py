@@ -5,7 +5,7 @@ and never the password."""
 from __future__ import annotations
 
 import pytest
-from role_process import free_port
+from support.processes import free_port
 
 from .conftest import Ferry, cli_env
 

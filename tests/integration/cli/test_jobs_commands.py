@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import pytest
 
 from ferry._jobs.facade import set_job_driver
@@ -132,7 +134,7 @@ async def test_jobs_retry_requeues_a_dead_run_and_refuses_a_completed_one(
 
 
 async def test_jobs_cancel_ends_a_queued_run_and_flags_a_running_one_for_its_worker(
-    ferry: Ferry, seeded: PostgresJobDriver
+    ferry: Ferry, seeded: PostgresJobDriver, cli_app: ModuleType
 ) -> None:
     queued = ferry("jobs", "ls", "--state", "queued", "--json").envelope["data"]["runs"][0]["id"]
     cancelled = ferry("jobs", "cancel", queued, "--json")
@@ -144,11 +146,9 @@ async def test_jobs_cancel_ends_a_queued_run_and_flags_a_running_one_for_its_wor
     }
     golden("jobs_cancel", cancelled.envelope)
 
-    from cli_app import greet
-
     previous = set_job_driver(seeded)
     try:
-        job_id = (await greet.enqueue({"name": "dan"})).job_id
+        job_id = (await cli_app.greet.enqueue({"name": "dan"})).job_id
     finally:
         set_job_driver(previous)
     [claimed] = await seeded.claim(ClaimOptions("w1", 600_000, 1))

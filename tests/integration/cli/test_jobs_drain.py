@@ -14,13 +14,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
-from role_process import eventually
+from support.processes import REPO
+from support.waiting import eventually
 
 from ferry._jobs.facade import set_job_driver
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
 from ferry.drivers.protocol import ClaimOptions, EnqueueRequest, NackOptions, RunFilter
 
-from .conftest import REPO, Ferry, cli_env, golden
+from .conftest import Ferry, cli_env, golden
 
 UNREACHABLE = "postgresql://nobody:secret@127.0.0.1:1/none"
 

@@ -7,11 +7,10 @@ land in the database, and the tokens and scopes must hold over stdio and over HT
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import signal
 import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,13 +19,14 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from role_process import eventually, free_port
+from support.processes import REPO, Fleet, free_port
+from support.waiting import eventually
 
 from ferry._mcp import MANAGE_TOOLS, READ_TOOLS
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import RunFilter
 
-from .conftest import REPO, Ferry, cli_env
+from .conftest import Ferry, cli_env
 
 READ_TOKEN = "mcp-read-token"
 MANAGE_TOKEN = "mcp-manage-token"
@@ -152,37 +152,29 @@ async def test_stdio_refuses_to_start_without_a_token_and_an_unknown_token_reads
 
 @pytest.fixture
 async def http_server(
-    seeded: PostgresJobDriver, postgres_dsn: str, pg_schema: str, tmp_path: Path
+    seeded: PostgresJobDriver, fleet: Fleet, postgres_dsn: str, pg_schema: str
 ) -> AsyncIterator[str]:
     """``ferry mcp --transport http`` as a real process; yields its endpoint URL."""
     port = free_port()
-    log_path = tmp_path / "mcp.log"
-    with log_path.open("wb") as log:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            *("-m", "ferry", "mcp", "--transport", "http", "--port", str(port)),
-            env=_env(postgres_dsn, pg_schema),
-            cwd=REPO,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-        )
+    mcp = await fleet.start(
+        *("mcp", "--transport", "http", "--port", str(port)),
+        name="mcp",
+        env=_env(postgres_dsn, pg_schema),
+    )
     url = f"http://127.0.0.1:{port}/mcp"
 
     async def answering() -> bool:
-        if process.returncode is not None:
-            raise AssertionError(f"ferry mcp exited early:\n{log_path.read_text()}")
+        if not mcp.running:
+            raise AssertionError(f"ferry mcp exited early:\n{mcp.log()}")
         with contextlib.suppress(httpx.HTTPError):
             async with httpx.AsyncClient() as probe:
                 return (await probe.post(url)).status_code == 401
         return False
 
-    try:
-        await eventually(answering, within_s=60, what="ferry mcp to answer on its port")
-        yield url
-    finally:
-        process.terminate()
-        await process.wait()
+    await eventually(answering, within_s=60, what="ferry mcp to answer on its port")
+    yield url
+    mcp.send(signal.SIGTERM)
+    await mcp.wait()
 
 
 def _http(url: str, token: str) -> Client:

@@ -2,50 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-import sys
-from collections.abc import Awaitable, Callable
-from pathlib import Path
+from types import ModuleType
 
 import httpx
-from role_process import free_port
+from support.processes import Fleet, free_port
+from support.waiting import eventually
 
 from ferry._clock import SystemClock
 from ferry._jobs.facade import set_job_driver
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
-from .conftest import REPO, Ferry, cli_env
-
-
-async def eventually(condition: Callable[[], Awaitable[bool]], what: str, log: Path) -> None:
-    """Poll ``condition`` until it holds (bounded: a guard against a hang, not a timing)."""
-    for _ in range(600):
-        if await condition():
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{what} never happened:\n{read_log(log)}")
-
-
-def read_log(log: Path) -> str:
-    """A process's output, for a failure message."""
-    return log.read_text()
-
-
-async def spawn(args: list[str], env: dict[str, str], log: Path) -> asyncio.subprocess.Process:
-    with log.open("wb") as out:
-        return await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "ferry",
-            *args,
-            env=env,
-            cwd=REPO,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-        )
+from .conftest import Ferry, cli_env
 
 
 async def state_of(driver: PostgresJobDriver, job_id: str) -> str | None:
@@ -54,32 +23,35 @@ async def state_of(driver: PostgresJobDriver, job_id: str) -> str | None:
 
 
 async def test_cancelling_a_running_run_aborts_it_in_its_worker_and_settles_it_cancelled(
-    ferry: Ferry, postgres_dsn: str, pg_schema: str, tmp_path: Path
+    ferry: Ferry, fleet: Fleet, cli_app: ModuleType, postgres_dsn: str, pg_schema: str
 ) -> None:
     """Budget: one worker, one run. Invariant: the cancel reaches the body through its
     signal at the next heartbeat, and the run ends ``cancelled`` — not retried, not dead."""
-    from cli_app import linger
-
     driver = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=SystemClock())
     previous = set_job_driver(driver)
     try:
-        job_id = (await linger.enqueue({"name": "long"})).job_id
+        job_id = (await cli_app.linger.enqueue({"name": "long"})).job_id
     finally:
         set_job_driver(previous)
-    env = {**cli_env(postgres_dsn, pg_schema), "METRICS_PORT": str(free_port())}
-    log = tmp_path / "worker.log"
-    worker = await spawn(["worker", "--lease-seconds", "3", "--drain-seconds", "5"], env, log)
+    env = cli_env(postgres_dsn, pg_schema)
+    worker = await fleet.start(
+        "worker", "--lease-seconds", "3", "--drain-seconds", "5", name="worker", env=env
+    )
     try:
-        await eventually(lambda: _is(driver, job_id, "running"), "the claim", log)
+        await eventually(
+            lambda: _is(driver, job_id, "running"), what="the claim", context=worker.log
+        )
         cancel = ferry("jobs", "cancel", job_id, "--json")
         assert cancel.envelope["data"]["state"] == "running"
-        await eventually(lambda: _is(driver, job_id, "cancelled"), "the cancel", log)
+        await eventually(
+            lambda: _is(driver, job_id, "cancelled"), what="the cancel", context=worker.log
+        )
         run = await driver.introspect.get_run(job_id)
         assert run is not None and run.summary.last_error is not None
         assert run.summary.last_error.code == "X_CANCELLED"
         assert run.summary.attempts == 1 and run.locked_by is None
     finally:
-        worker.send_signal(signal.SIGTERM)
+        worker.send(signal.SIGTERM)
         await worker.wait()
         await driver.close()
 
@@ -89,19 +61,16 @@ async def _is(driver: PostgresJobDriver, job_id: str, state: str) -> bool:
 
 
 async def test_ferry_dev_runs_the_worker_and_serves_the_dashboard_in_one_process(
-    postgres_dsn: str, pg_schema: str, tmp_path: Path
+    fleet: Fleet, cli_app: ModuleType, postgres_dsn: str, pg_schema: str
 ) -> None:
-    from cli_app import greet
-
     port = free_port()
-    log = tmp_path / "dev.log"
     env = cli_env(postgres_dsn, pg_schema)
-    dev = await spawn(["dev", "--port", str(port), "--insecure-dev"], env, log)
+    dev = await fleet.start("dev", "--port", str(port), "--insecure-dev", name="dev", env=env)
     driver = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=SystemClock())
     try:
 
         async def dashboard_up() -> bool:
-            assert dev.returncode is None, read_log(log)
+            assert dev.running, dev.log()
             try:
                 async with httpx.AsyncClient() as http:
                     page = await http.get(f"http://127.0.0.1:{port}/admin/jobs")
@@ -109,23 +78,27 @@ async def test_ferry_dev_runs_the_worker_and_serves_the_dashboard_in_one_process
                 return False
             return page.status_code == 200
 
-        await eventually(dashboard_up, "the dashboard answering", log)
+        await eventually(dashboard_up, what="the dashboard answering", context=dev.log)
         previous = set_job_driver(driver)
         try:
-            job_id = (await greet.enqueue({"name": "dev"})).job_id
-            failing_id = (await greet.enqueue({"name": "flop", "fail": True})).job_id
+            job_id = (await cli_app.greet.enqueue({"name": "dev"})).job_id
+            failing_id = (await cli_app.greet.enqueue({"name": "flop", "fail": True})).job_id
         finally:
             set_job_driver(previous)
-        await eventually(lambda: _is(driver, job_id, "completed"), "the run completing", log)
-        await eventually(lambda: _is(driver, failing_id, "dead"), "the failing run dying", log)
+        await eventually(
+            lambda: _is(driver, job_id, "completed"), what="the run completing", context=dev.log
+        )
+        await eventually(
+            lambda: _is(driver, failing_id, "dead"), what="the failing run dying", context=dev.log
+        )
     finally:
-        dev.send_signal(signal.SIGTERM)
+        dev.send(signal.SIGTERM)
         code = await dev.wait()
         await driver.close()
-    assert code == 0, read_log(log)
-    assert f"http://127.0.0.1:{port}/admin/jobs  (no token)" in read_log(log)
+    assert code == 0, dev.log()
+    assert f"http://127.0.0.1:{port}/admin/jobs  (no token)" in dev.log()
     # The text log lines carry each event's fields, not just its name.
-    [retrying] = [line for line in read_log(log).splitlines() if "jobs.run.retrying" in line]
+    [retrying] = [line for line in dev.log().splitlines() if "jobs.run.retrying" in line]
     for field in (f"job_id={failing_id}", "job=cli.greet", "code=X_JOB_FAILED", "attempt=1"):
         assert field in retrying, retrying
 

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
 import signal
-import sys
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
-from role_process import free_port
+from support.processes import Fleet, ferry_env
+from support.waiting import eventually
 
 from ferry.drivers import postgres_job_driver
-
-INTEGRATION_DIR = Path(__file__).resolve().parents[1]
-REPO = Path(__file__).resolve().parents[3]
-CLI = "import sys; from ferry._cli import main; sys.exit(main())"
 
 
 def on_database(dsn: str, database: str) -> str:
@@ -52,41 +45,29 @@ async def queued_jobs(dsn: str, schema: str) -> list[asyncpg.Record]:
 
 
 async def test_the_relay_process_moves_commits_from_the_app_database_to_the_queue_database(
-    postgres_dsn: str, queue_dsn: str, pg_schema: str, tmp_path: Path
+    postgres_dsn: str, queue_dsn: str, pg_schema: str, fleet: Fleet
 ) -> None:
     app = postgres_job_driver(postgres_dsn, schema=pg_schema)
     outbox = app.outbox
     app_db = await asyncpg.connect(postgres_dsn)
-    log_path = tmp_path / "relay.log"
-    env = {
-        **os.environ,
-        "DATABASE_URL": queue_dsn,
-        "OUTBOX_DATABASE_URL": postgres_dsn,
-        "FERRY_SCHEMA": pg_schema,
-        "PYTHONPATH": os.pathsep.join([str(INTEGRATION_DIR), str(REPO / "runtime")]),
-        "METRICS_PORT": str(free_port()),
-    }
-    with log_path.open("wb") as log:
-        relay = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", CLI, "relay", "--app", "outbox.relay_app",
-            env=env, cwd=REPO, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log,
-        )  # fmt: skip
+    env = ferry_env(queue_dsn, pg_schema, OUTBOX_DATABASE_URL=postgres_dsn)
+    relay = await fleet.start("relay", "--app", "outbox.relay_app", name="relay", env=env)
     try:
         async with app_db.transaction():
             await outbox.append("send_receipt", {"order_id": "o-1"}, connection=app_db)
-        async with asyncio.timeout(30):  # a guard, not a timing
-            while not (jobs := await queued_jobs(queue_dsn, pg_schema)) or await outbox.pending():
-                assert relay.returncode is None, log_path.read_text()
-                await asyncio.sleep(0.05)
+
+        async def relayed() -> list[asyncpg.Record]:
+            assert relay.running, relay.log()
+            jobs = await queued_jobs(queue_dsn, pg_schema)
+            return [] if await outbox.pending() else jobs
+
+        jobs = await eventually(relayed, what="the entry relayed to the queue database")
         assert [(j["name"], j["payload"]) for j in jobs] == [
             ("send_receipt", '{"order_id": "o-1"}')
         ]
 
-        relay.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(relay.wait(), 30) == 0, log_path.read_text()
+        relay.send(signal.SIGTERM)
+        assert await relay.wait(within_s=30) == 0, relay.log()
     finally:
-        if relay.returncode is None:
-            relay.kill()
-            await relay.wait()
         await app_db.close()
         await app.close()

@@ -80,10 +80,10 @@ async def test_claim_skips_paused_queues_and_other_names(driver: PostgresJobDriv
 
 
 async def test_the_claim_reads_the_live_rows_index_not_the_completed_history(
-    driver: PostgresJobDriver, admin: asyncpg.Connection, pg_schema: str, clock: FrozenClock
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, clock: FrozenClock
 ) -> None:
     now = clock.now_ms()
-    await admin.execute(
+    await db.execute(
         f"""
         INSERT INTO "{pg_schema}".jobs (name, queue, payload, idempotency_key, state,
             attempts, max_attempts, run_at_ms, created_at_ms, updated_at_ms, finished_at_ms)
@@ -93,10 +93,10 @@ async def test_the_claim_reads_the_live_rows_index_not_the_completed_history(
         now - 60_000,
     )
     await driver.enqueue_many([send(f"live-{i}") for i in range(20)])
-    await admin.execute(f'ANALYZE "{pg_schema}".jobs')
+    await db.execute(f'ANALYZE "{pg_schema}".jobs')
     claim = Queries(pg_schema)["claim"]
     args = ("w", now, now + 30_000, 10, None, None)
-    plan = json.loads(await admin.fetchval(f"EXPLAIN (FORMAT JSON) {claim}", *args))
+    plan = json.loads(await db.fetchval(f"EXPLAIN (FORMAT JSON) {claim}", *args))
     nodes = list(_nodes(plan[0]["Plan"]))
     assert ("Index Scan", "jobs", "jobs_claim_order") in nodes
     assert ("Seq Scan", "jobs", None) not in nodes

@@ -8,26 +8,27 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import asyncpg
 import pytest
+from support.waiting import eventually
 
 from ferry._clock import FrozenClock
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers._postgres.queries import channel_for
 from ferry.errors import FerryError
 
-from .helpers import eventually, send
+from .helpers import send
 
 Connect = Callable[[], AbstractAsyncContextManager[asyncpg.Connection]]
 
 
-async def _rows(admin: asyncpg.Connection, schema: str, key: str) -> int:
-    count: int = await admin.fetchval(
+async def _rows(db: asyncpg.Connection, schema: str, key: str) -> int:
+    count: int = await db.fetchval(
         f'SELECT count(*) FROM "{schema}".jobs WHERE idempotency_key = $1', key
     )
     return count
 
 
 async def test_concurrent_enqueues_of_one_key_write_one_row(
-    driver: PostgresJobDriver, postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
+    driver: PostgresJobDriver, postgres_dsn: str, pg_schema: str, db: asyncpg.Connection
 ) -> None:
     connections = [await asyncpg.connect(postgres_dsn) for _ in range(20)]
     try:
@@ -38,11 +39,11 @@ async def test_concurrent_enqueues_of_one_key_write_one_row(
         await asyncio.gather(*(c.close() for c in connections))
     assert len({r.job_id for r in results}) == 1
     assert sorted(r.deduplicated for r in results) == [False] + [True] * 19
-    assert await _rows(admin, pg_schema, "race") == 1
+    assert await _rows(db, pg_schema, "race") == 1
 
 
 async def test_a_key_committed_during_the_statement_resolves_to_that_run(
-    driver: PostgresJobDriver, postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
+    driver: PostgresJobDriver, postgres_dsn: str, pg_schema: str, db: asyncpg.Connection
 ) -> None:
     """The loser of the race cannot see the winner's row in its own snapshot; it must
     still answer the winner's id rather than nothing or an error."""
@@ -55,13 +56,15 @@ async def test_a_key_committed_during_the_statement_resolves_to_that_run(
         loser = asyncio.create_task(driver.enqueue(send("late", connection=second)))
 
         async def loser_waits_on_the_key() -> bool:
-            state = await admin.fetchval(
+            state = await db.fetchval(
                 "SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1",
                 second.get_server_pid(),
             )
             return bool(state == "Lock")
 
-        await eventually(loser_waits_on_the_key)
+        await eventually(
+            loser_waits_on_the_key, what="the second enqueue waiting on the key's lock"
+        )
         await transaction.commit()
         result = await asyncio.wait_for(loser, 10)
     finally:
@@ -69,7 +72,7 @@ async def test_a_key_committed_during_the_statement_resolves_to_that_run(
         await second.close()
     assert result.job_id == winner.job_id
     assert result.deduplicated is True
-    assert await _rows(admin, pg_schema, "late") == 1
+    assert await _rows(db, pg_schema, "late") == 1
 
 
 @asynccontextmanager
@@ -113,7 +116,7 @@ async def test_rolled_back_enqueue_leaves_no_row_and_no_notify(
     driver: PostgresJobDriver,
     app_connection: Connect,
     notifications: asyncio.Queue[str],
-    admin: asyncpg.Connection,
+    db: asyncpg.Connection,
     pg_schema: str,
 ) -> None:
     async with app_connection() as connection:
@@ -125,14 +128,14 @@ async def test_rolled_back_enqueue_leaves_no_row_and_no_notify(
     # earlier one from the rolled-back transaction would have arrived first.
     await driver.enqueue(send("sentinel", queue="sentinel"))
     assert await asyncio.wait_for(notifications.get(), 10) == "sentinel"
-    assert await _rows(admin, pg_schema, "rolled-back") == 0
+    assert await _rows(db, pg_schema, "rolled-back") == 0
 
 
 async def test_committed_enqueue_is_a_row_and_a_notify(
     driver: PostgresJobDriver,
     app_connection: Connect,
     notifications: asyncio.Queue[str],
-    admin: asyncpg.Connection,
+    db: asyncpg.Connection,
     pg_schema: str,
 ) -> None:
     async with app_connection() as connection:
@@ -142,7 +145,7 @@ async def test_committed_enqueue_is_a_row_and_a_notify(
         assert await asyncio.wait_for(notifications.get(), 10) == "default"
     run = await driver.introspect.get_run(result.job_id)
     assert run is not None and run.summary.state == "queued"
-    assert await _rows(admin, pg_schema, "committed") == 1
+    assert await _rows(db, pg_schema, "committed") == 1
 
 
 async def test_a_delayed_run_is_written_without_waking_workers(
@@ -154,7 +157,7 @@ async def test_a_delayed_run_is_written_without_waking_workers(
 
 
 async def test_enqueue_many_dedupes_in_the_batch_and_against_existing_runs(
-    driver: PostgresJobDriver, admin: asyncpg.Connection, pg_schema: str
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str
 ) -> None:
     existing = await driver.enqueue(send("old"))
     results = await driver.enqueue_many(
@@ -165,7 +168,7 @@ async def test_enqueue_many_dedupes_in_the_batch_and_against_existing_runs(
     assert ids[1] == existing.job_id
     assert ids[0] == ids[3]
     assert len({ids[0], ids[1], ids[2], ids[4]}) == 4
-    total = await admin.fetchval(f'SELECT count(*) FROM "{pg_schema}".jobs')
+    total = await db.fetchval(f'SELECT count(*) FROM "{pg_schema}".jobs')
     assert total == 4
 
 

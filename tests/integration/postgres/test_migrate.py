@@ -13,14 +13,14 @@ from ferry.errors import FerryError
 
 
 async def test_drivers_opening_together_on_a_fresh_schema_apply_each_migration_once(
-    postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
+    postgres_dsn: str, pg_schema: str, db: asyncpg.Connection
 ) -> None:
     drivers = [postgres_job_driver(postgres_dsn, schema=pg_schema) for _ in range(5)]
     try:
         await asyncio.gather(*(d.open() for d in drivers))
     finally:
         await asyncio.gather(*(d.close() for d in drivers))
-    versions = await admin.fetch(
+    versions = await db.fetch(
         f'SELECT version, count(*) FROM "{pg_schema}".migrations GROUP BY version ORDER BY 1'
     )
     assert [(v, n) for v, n in versions] == [(m.version, 1) for m in known_migrations()]
@@ -75,11 +75,11 @@ async def _migrated(postgres_dsn: str, schema: str) -> None:
 
 
 async def _refused_after(
-    postgres_dsn: str, schema: str, admin: asyncpg.Connection, change: str, *args: object
+    postgres_dsn: str, schema: str, db: asyncpg.Connection, change: str, *args: object
 ) -> FerryError:
     """Migrate ``schema``, run ``change`` on it, and answer how a driver's open refuses it."""
     await _migrated(postgres_dsn, schema)
-    await admin.execute(change, *args)
+    await db.execute(change, *args)
     driver = postgres_job_driver(postgres_dsn, schema=schema)
     try:
         with pytest.raises(FerryError) as refused:
@@ -92,13 +92,13 @@ async def _refused_after(
 
 
 async def test_a_schema_newer_than_this_ferry_is_refused_naming_both_versions(
-    postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
+    postgres_dsn: str, pg_schema: str, db: asyncpg.Connection
 ) -> None:
     newest = known_migrations()[-1]
     refused = await _refused_after(
         postgres_dsn,
         pg_schema,
-        admin,
+        db,
         f"INSERT INTO \"{pg_schema}\".migrations VALUES ({newest.version + 1}, 'future', 0)",
     )
     assert refused.code == "X_SCHEMA_NEWER"
@@ -108,13 +108,13 @@ async def test_a_schema_newer_than_this_ferry_is_refused_naming_both_versions(
 
 
 async def test_a_missing_ledger_row_whose_objects_exist_is_drift_and_the_fix_repairs_it(
-    postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
+    postgres_dsn: str, pg_schema: str, db: asyncpg.Connection
 ) -> None:
     dropped = known_migrations()[-2]
     refused = await _refused_after(
         postgres_dsn,
         pg_schema,
-        admin,
+        db,
         f'DELETE FROM "{pg_schema}".migrations WHERE version = $1',
         dropped.version,
     )
@@ -122,15 +122,15 @@ async def test_a_missing_ledger_row_whose_objects_exist_is_drift_and_the_fix_rep
     assert dropped.label in refused.message and "already exists" in refused.message
     # The fix line carries the statement that records the row; running it repairs the ledger.
     repair = refused.fix[refused.fix.index("INSERT") : refused.fix.index(" — then")]
-    await admin.execute(repair)
+    await db.execute(repair)
     await _migrated(postgres_dsn, pg_schema)
 
 
 async def test_a_lost_ledger_beside_existing_tables_is_drift_not_a_duplicate_table_error(
-    postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
+    postgres_dsn: str, pg_schema: str, db: asyncpg.Connection
 ) -> None:
     refused = await _refused_after(
-        postgres_dsn, pg_schema, admin, f'DROP TABLE "{pg_schema}".migrations'
+        postgres_dsn, pg_schema, db, f'DROP TABLE "{pg_schema}".migrations'
     )
     assert refused.code == "X_SCHEMA_DRIFT"
     assert known_migrations()[0].label in refused.message
@@ -144,22 +144,22 @@ async def test_a_lost_ledger_beside_existing_tables_is_drift_not_a_duplicate_tab
     ],
 )
 async def test_a_ledger_row_that_is_not_the_shipped_file_is_drift(
-    postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection, change: str, named: str
+    postgres_dsn: str, pg_schema: str, db: asyncpg.Connection, change: str, named: str
 ) -> None:
     refused = await _refused_after(
-        postgres_dsn, pg_schema, admin, f'UPDATE "{pg_schema}".migrations {change}'
+        postgres_dsn, pg_schema, db, f'UPDATE "{pg_schema}".migrations {change}'
     )
     assert refused.code == "X_SCHEMA_DRIFT"
     assert named in refused.message and refused.fix
 
 
 async def test_a_ledger_from_before_checksums_is_read_and_gets_its_checksums(
-    postgres_dsn: str, pg_schema: str, admin: asyncpg.Connection
+    postgres_dsn: str, pg_schema: str, db: asyncpg.Connection
 ) -> None:
     await _migrated(postgres_dsn, pg_schema)
-    await admin.execute(f'ALTER TABLE "{pg_schema}".migrations DROP COLUMN checksum')
+    await db.execute(f'ALTER TABLE "{pg_schema}".migrations DROP COLUMN checksum')
     await _migrated(postgres_dsn, pg_schema)
-    rows = await admin.fetch(f'SELECT version, checksum FROM "{pg_schema}".migrations ORDER BY 1')
+    rows = await db.fetch(f'SELECT version, checksum FROM "{pg_schema}".migrations ORDER BY 1')
     assert [(r["version"], r["checksum"]) for r in rows] == [
         (m.version, m.checksum) for m in known_migrations()
     ]

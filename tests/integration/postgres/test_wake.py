@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
+from support.waiting import eventually
 
 from ferry._clock import FrozenClock
 from ferry.drivers._postgres import PostgresJobDriver, postgres_job_driver
@@ -22,7 +23,7 @@ from ferry.drivers._postgres.wake import (
 )
 from ferry.drivers.protocol import MovedRun
 
-from .helpers import eventually, send
+from .helpers import send
 
 
 class HealthLog:
@@ -103,18 +104,18 @@ async def test_a_wait_with_nothing_enqueued_times_out_on_the_clock(
     async def waiting() -> bool:
         return clock.next_deadline_ms() == deadline
 
-    await eventually(waiting)
+    await eventually(waiting, what="the wait sleeping on the clock")
     clock.advance("1s")
     assert await asyncio.wait_for(waiter, 10) is False
 
 
 async def test_the_wake_heals_after_its_session_is_killed(
-    driver: PostgresJobDriver, clock: FrozenClock, admin: asyncpg.Connection, pg_schema: str
+    driver: PostgresJobDriver, clock: FrozenClock, db: asyncpg.Connection, pg_schema: str
 ) -> None:
     wake, health = await _listening(driver)
     assert wake.idle_poll_ms == IDLE_POLL_MAX_WAKE_PROVEN_MS
 
-    killed = await admin.fetch(
+    killed = await db.fetch(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
         wake_application_name(pg_schema),
     )
@@ -155,18 +156,18 @@ async def test_a_driver_on_a_borrowed_pool_listens_on_one_of_its_connections(
 
 
 async def test_the_runs_and_the_outbox_share_the_drivers_one_listen_session(
-    driver: PostgresJobDriver, admin: asyncpg.Connection, pg_schema: str
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str
 ) -> None:
     runs, _ = await _listening(driver)
     outbox = driver.outbox.wake()
     assert await asyncio.wait_for(outbox.wait(60_000), 10) is True  # its poll-once
-    sessions = await admin.fetchval(
+    sessions = await db.fetchval(
         "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
         wake_application_name(pg_schema),
     )
     assert sessions == 1
 
-    async with admin.transaction():
-        await driver.outbox.append("receipt", {"order": 1}, connection=admin)
+    async with db.transaction():
+        await driver.outbox.append("receipt", {"order": 1}, connection=db)
     assert await asyncio.wait_for(outbox.wait(60_000), 10) is True
     assert await runs.wait(0) is False  # an outbox commit wakes the relay, not the workers

@@ -1,7 +1,8 @@
 """Two ``ferry scheduler`` processes against one database: one leader, a warm standby.
 
 Real processes, the real clock, a 0.2 s tick and a lease of a few seconds. Every wait is a
-bounded poll for a condition; the bound is a guard, never the assertion.
+bounded poll for a condition; the bound is a guard, never the assertion. No test waits for
+a wall-clock minute: an overdue occurrence is made by seeding the task's last-tick row.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import time
 from typing import Any
 
 import asyncpg
+from support.processes import SCHEDULER_TICK_S, FerryProcess, Fleet
+from support.waiting import eventually
 
 from ferry.drivers import PostgresJobDriver
-
-from .processes import TICK_S, SchedulerProcess, Schedulers, eventually
+from ferry.tasks import occurrences
 
 MINUTE_MS = 60_000
+YEAR_MS = 366 * 24 * 3_600_000
 
 
 def now_ms() -> int:
@@ -30,23 +33,29 @@ async def leader_row(db: asyncpg.Connection, schema: str) -> Any:
     )
 
 
-async def fired_occurrences(db: asyncpg.Connection, schema: str) -> list[int]:
-    """The occurrence of every queued ``record_minute`` run, from its payload."""
+async def fired_occurrences(
+    db: asyncpg.Connection, schema: str, task: str = "every_minute"
+) -> list[int]:
+    """The occurrence of every queued ``record_minute`` run, from its payload (every one
+    enqueued by ``task``)."""
     rows = await db.fetch(
         f"SELECT (payload->>'occurrence_ms')::bigint AS occurrence, idempotency_key "
         f'FROM "{schema}".jobs WHERE name = $1',
         "record_minute",
     )
     for row in rows:
-        assert row["idempotency_key"].startswith(f"every_minute:{row['occurrence']}:")
+        assert row["idempotency_key"].startswith(f"{task}:{row['occurrence']}:")
     return sorted(row["occurrence"] for row in rows)
 
 
-async def held_by(
-    schedulers: Schedulers, db: asyncpg.Connection, schema: str, node: SchedulerProcess
-) -> Any:
+def dispatched(node: FerryProcess) -> list[int]:
+    """The occurrences ``node`` dispatched, in order (from its JSON log)."""
+    return [int(e["occurrence_ms"]) for e in node.events("jobs.scheduler.dispatched")]
+
+
+async def held_by(fleet: Fleet, db: asyncpg.Connection, schema: str, node: FerryProcess) -> Any:
     row = await leader_row(db, schema)
-    return row if row is not None and schedulers.by_holder(row["holder"]) is node else None
+    return row if row is not None and fleet.by_holder(row["holder"]) is node else None
 
 
 async def rounds_pass(db: asyncpg.Connection, schema: str, count: int) -> None:
@@ -55,13 +64,13 @@ async def rounds_pass(db: asyncpg.Connection, schema: str, count: int) -> None:
 
     async def renewed() -> bool:
         row = await leader_row(db, schema)
-        return row["expires_at_ms"] >= first["expires_at_ms"] + count * TICK_S * 1000
+        return row["expires_at_ms"] >= first["expires_at_ms"] + count * SCHEDULER_TICK_S * 1000
 
-    await eventually(renewed, within_s=count * TICK_S + 10, what=f"{count} more rounds")
+    await eventually(renewed, within_s=count * SCHEDULER_TICK_S + 10, what=f"{count} more rounds")
 
 
 async def test_of_two_scheduler_processes_exactly_one_dispatches(
-    migrated: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, schedulers: Schedulers
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, fleet: Fleet
 ) -> None:
     """Both start together with three minutes overdue (the state a stopped scheduler leaves):
     the lease holder fires each overdue occurrence once, the standby fires nothing — and
@@ -73,7 +82,7 @@ async def test_of_two_scheduler_processes_exactly_one_dispatches(
         "every_minute",
         checked_through,
     )
-    await asyncio.gather(*(schedulers.spawn(lease_seconds=4) for _ in range(2)))
+    await asyncio.gather(*(fleet.scheduler(lease_seconds=4) for _ in range(2)))
 
     async def three_fired() -> bool:
         return len(await fired_occurrences(db, pg_schema)) >= 3
@@ -81,12 +90,12 @@ async def test_of_two_scheduler_processes_exactly_one_dispatches(
     await eventually(three_fired, within_s=30, what="the overdue occurrences to fire")
     await rounds_pass(db, pg_schema, 5)
     row = await leader_row(db, pg_schema)
-    leader = schedulers.by_holder(row["holder"])
-    (standby,) = (node for node in schedulers.spawned if node is not leader)
-    assert standby.dispatched() == []
+    leader = fleet.by_holder(row["holder"])
+    (standby,) = (node for node in fleet.spawned if node is not leader)
+    assert dispatched(standby) == []
     assert standby.events("jobs.scheduler.leadership-acquired") == []
     fired = await fired_occurrences(db, pg_schema)
-    assert leader.dispatched() == fired
+    assert dispatched(leader) == fired
     assert fired[:3] == [checked_through + n * MINUTE_MS for n in (1, 2, 3)]
     assert await leader.metric("job_scheduler_leader") == 1.0
     assert await standby.metric("job_scheduler_leader") == 0.0
@@ -95,69 +104,79 @@ async def test_of_two_scheduler_processes_exactly_one_dispatches(
     assert await standby.metric(dispatches, task="every_minute") == 0.0
 
 
-async def test_a_killed_leader_is_replaced_and_the_occurrence_between_fires_once_late(
-    migrated: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, schedulers: Schedulers
+async def test_an_occurrence_due_under_a_killed_leaders_lease_fires_once_late_on_the_standby(
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, fleet: Fleet
 ) -> None:
-    """Budget: one kill -9 of the leader 2 s before a minute boundary; lease 4 s, tick 0.2 s.
-    Invariant: the boundary occurrence, due while no live node held the lease, is fired
-    exactly once — by the standby, late, never by the dead node and never twice — and the
-    standby takes the row only once the dead lease has expired, within TTL + one tick
-    (plus scheduling slack) of the kill."""
+    """Budget: one kill -9 of the leader; lease 4 s, tick 0.2 s. Invariant: an occurrence
+    that comes due while a dead node still holds the lease is fired exactly once — by the
+    standby, late, never by the dead node and never twice — and the standby takes the row
+    only once the dead lease has expired, within TTL + one tick (plus scheduling slack).
+
+    The occurrence comes due by a seeded row, not by the wall clock: the app's one task fires
+    at New Year only, and once the leader is dead the test moves that task's last-tick row to
+    just before the latest New Year — what the row says when an occurrence passes while
+    nobody live leads."""
     lease_s = 4.0
-    old = await schedulers.spawn(lease_seconds=lease_s)
-    await eventually(
-        lambda: held_by(schedulers, db, pg_schema, old), within_s=10, what="first leader"
-    )
-    standby = await schedulers.spawn(lease_seconds=lease_s)
-    boundary = now_ms() - now_ms() % MINUTE_MS + MINUTE_MS
-    if boundary - now_ms() < 3_000:
-        boundary += MINUTE_MS
-    # Aligning the kill with the wall clock: the only way to put a cron occurrence in the gap.
-    await asyncio.sleep((boundary - 2_000 - now_ms()) / 1000)
+    app = "scheduler.new_year_app"
+    old = await fleet.scheduler(lease_seconds=lease_s, app=app)
+    await eventually(lambda: held_by(fleet, db, pg_schema, old), within_s=10, what="first leader")
+
+    async def first_sight() -> Any:
+        return await db.fetchrow(
+            f'SELECT checked_through_ms FROM "{pg_schema}".scheduler_ticks WHERE task = $1',
+            "new_year",
+        )
+
+    # Once the task's row exists the old node has nothing left to write to it: its next
+    # occurrence is months away. Nothing it sent before the kill can land after the seed.
+    seen = await eventually(first_sight, what="the task's first last-tick row")
+    standby = await fleet.scheduler(lease_seconds=lease_s, app=app)
     before = await leader_row(db, pg_schema)
-    assert schedulers.by_holder(before["holder"]) is old
+    assert fleet.by_holder(before["holder"]) is old
     old.send(signal.SIGKILL)
-    killed_at = now_ms()
     await old.wait()
-    assert killed_at < boundary, "the kill must land before the occurrence it leaves in the gap"
+
+    seen_through = seen["checked_through_ms"]
+    [gap] = occurrences("0 0 1 1 *", "UTC", seen_through - YEAR_MS, seen_through)[-1:]
+    await db.execute(
+        f'UPDATE "{pg_schema}".scheduler_ticks SET checked_through_ms = $2 WHERE task = $1',
+        "new_year",
+        gap - 1,
+    )
+    assert now_ms() < before["expires_at_ms"], "the gap came due under the dead node's lease"
 
     taken = await eventually(
-        lambda: held_by(schedulers, db, pg_schema, standby),
-        within_s=lease_s + TICK_S + 2,
+        lambda: held_by(fleet, db, pg_schema, standby),
+        within_s=lease_s + SCHEDULER_TICK_S + 2,
         what="the standby to take the lease over",
     )
     assert taken["acquired_at_ms"] >= before["expires_at_ms"], "not before the dead lease expired"
 
-    async def boundary_fired() -> bool:
-        return boundary in await fired_occurrences(db, pg_schema)
+    async def gap_fired() -> bool:
+        return gap in await fired_occurrences(db, pg_schema, "new_year")
 
-    await eventually(boundary_fired, within_s=10, what="the gap's occurrence to fire")
+    await eventually(gap_fired, within_s=10, what="the gap's occurrence to fire")
     await rounds_pass(db, pg_schema, 5)
-    assert (await fired_occurrences(db, pg_schema)).count(boundary) == 1
-    assert boundary not in old.dispatched()
-    (event,) = [
-        e
-        for e in standby.events("jobs.scheduler.dispatched")
-        if int(e["occurrence_ms"]) == boundary
-    ]
+    assert await fired_occurrences(db, pg_schema, "new_year") == [gap]
+    assert gap not in dispatched(old)
+    (event,) = [e for e in standby.events("jobs.scheduler.dispatched") if e["task"] == "new_year"]
+    assert int(event["occurrence_ms"]) == gap
     assert event["late_ms"] > 0, "fired late, after the instant it was due"
 
 
 async def test_sigterm_hands_the_lease_to_the_standby_on_its_next_round(
-    migrated: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, schedulers: Schedulers
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, fleet: Fleet
 ) -> None:
     """SIGTERM: the leader finishes its round, deletes the row and exits 0; the standby takes
     the lease before the old row would have expired, so it never waits out the TTL."""
     lease_s = 10.0
-    old = await schedulers.spawn(lease_seconds=lease_s)
-    await eventually(
-        lambda: held_by(schedulers, db, pg_schema, old), within_s=10, what="first leader"
-    )
-    standby = await schedulers.spawn(lease_seconds=lease_s)
+    old = await fleet.scheduler(lease_seconds=lease_s)
+    await eventually(lambda: held_by(fleet, db, pg_schema, old), within_s=10, what="first leader")
+    standby = await fleet.scheduler(lease_seconds=lease_s)
     before = await leader_row(db, pg_schema)
     old.send(signal.SIGTERM)
     taken = await eventually(
-        lambda: held_by(schedulers, db, pg_schema, standby),
+        lambda: held_by(fleet, db, pg_schema, standby),
         within_s=lease_s,
         what="the standby to promote",
     )
@@ -167,21 +186,19 @@ async def test_sigterm_hands_the_lease_to_the_standby_on_its_next_round(
 
 
 async def test_a_paused_leader_loses_the_lease_logs_it_once_and_keeps_polling(
-    migrated: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, schedulers: Schedulers
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, fleet: Fleet
 ) -> None:
     """SIGSTOP the leader past its lease: the standby takes over; after SIGCONT the old node
     logs jobs.scheduler.leadership-lost exactly once, stays up, and stands by."""
     lease_s = 2.0
-    old = await schedulers.spawn(lease_seconds=lease_s)
-    await eventually(
-        lambda: held_by(schedulers, db, pg_schema, old), within_s=10, what="first leader"
-    )
-    standby = await schedulers.spawn(lease_seconds=lease_s)
+    old = await fleet.scheduler(lease_seconds=lease_s)
+    await eventually(lambda: held_by(fleet, db, pg_schema, old), within_s=10, what="first leader")
+    standby = await fleet.scheduler(lease_seconds=lease_s)
     old.send(signal.SIGSTOP)
     try:
         await eventually(
-            lambda: held_by(schedulers, db, pg_schema, standby),
-            within_s=lease_s + TICK_S + 5,
+            lambda: held_by(fleet, db, pg_schema, standby),
+            within_s=lease_s + SCHEDULER_TICK_S + 5,
             what="the standby to take over from the stopped leader",
         )
     finally:
@@ -194,4 +211,4 @@ async def test_a_paused_leader_loses_the_lease_logs_it_once_and_keeps_polling(
     await rounds_pass(db, pg_schema, 10)
     assert len(old.events("jobs.scheduler.leadership-lost")) == 1
     assert old.running
-    assert await held_by(schedulers, db, pg_schema, standby)
+    assert await held_by(fleet, db, pg_schema, standby)

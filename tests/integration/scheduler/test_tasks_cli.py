@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
 import time
 from typing import Any
 
+from support.processes import SCHEDULER_APP, ferry_env, run_ferry
+
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import TaskTick
-
-from .processes import APP, REPO, cli_env
 
 LIST_FIELDS = {
     "kind",
@@ -30,36 +27,23 @@ LIST_FIELDS = {
 }
 
 
-async def ferry(dsn: str, schema: str, *words: str) -> tuple[int, str]:
-    """Run ``ferry <words> --app <the test app>``; answers (exit code, stdout)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "ferry",
-        *words,
-        "--app",
-        APP,
-        env=cli_env(dsn, schema),
-        cwd=REPO,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode is not None
-    return process.returncode, out.decode() + err.decode()
+def ferry(dsn: str, schema: str, *words: str) -> tuple[int, str]:
+    """Run ``ferry <words> --app <the test app>``; answers (exit code, stdout and stderr)."""
+    done = run_ferry(*words, "--app", SCHEDULER_APP, env=ferry_env(dsn, schema))
+    return done.code, done.stdout + done.stderr
 
 
-async def envelope(dsn: str, schema: str, *words: str) -> dict[str, Any]:
-    code, out = await ferry(dsn, schema, *words, "--json")
-    document: dict[str, Any] = json.loads(out.splitlines()[-1])
-    assert (code == 0) == document["ok"], out
+def envelope(dsn: str, schema: str, *words: str) -> dict[str, Any]:
+    done = run_ferry(*words, "--json", "--app", SCHEDULER_APP, env=ferry_env(dsn, schema))
+    document = done.envelope
+    assert (done.code == 0) == document["ok"], done.stdout + done.stderr
     return document
 
 
 async def test_tasks_list_reports_the_spec_fields_with_null_last_before_the_first_fire(
-    postgres_dsn: str, pg_schema: str, migrated: PostgresJobDriver
+    postgres_dsn: str, pg_schema: str, driver: PostgresJobDriver
 ) -> None:
-    document = await envelope(postgres_dsn, pg_schema, "tasks", "list")
+    document = envelope(postgres_dsn, pg_schema, "tasks", "list")
     assert set(document) == {"ok", "command", "summary", "findings", "data"}
     assert (document["ok"], document["summary"], document["findings"]) == (True, "1 task(s)", [])
     (row,) = document["data"]
@@ -80,16 +64,14 @@ async def test_tasks_list_reports_the_spec_fields_with_null_last_before_the_firs
 
 
 async def test_tasks_show_reads_the_last_fire_from_the_tick_row_and_adds_describe(
-    postgres_dsn: str, pg_schema: str, migrated: PostgresJobDriver
+    postgres_dsn: str, pg_schema: str, driver: PostgresJobDriver
 ) -> None:
     occurrence = int(time.time()) // 60 * 60_000
-    store = migrated.scheduler
+    store = driver.scheduler
     assert await store.acquire_leadership("seed", now_ms=occurrence, ttl_ms=600_000)
     tick = TaskTick("every_minute", occurrence, occurrence, occurrence + 250)
     assert await store.record_tick(tick, holder="seed", now_ms=occurrence)
-    document = await envelope(
-        postgres_dsn, pg_schema, "tasks", "show", "every_minute", "--count", "3"
-    )
+    document = envelope(postgres_dsn, pg_schema, "tasks", "show", "every_minute", "--count", "3")
     row = document["data"]
     assert set(row) == LIST_FIELDS | {"describe", "nextOccurrences"}
     assert (row["lastMs"], row["lastFiredAtMs"]) == (occurrence, occurrence + 250)
@@ -99,14 +81,14 @@ async def test_tasks_show_reads_the_last_fire_from_the_tick_row_and_adds_describ
 
 
 async def test_pause_and_resume_show_in_the_listing(
-    postgres_dsn: str, pg_schema: str, migrated: PostgresJobDriver
+    postgres_dsn: str, pg_schema: str, driver: PostgresJobDriver
 ) -> None:
-    paused = await envelope(postgres_dsn, pg_schema, "tasks", "pause", "every_minute")
+    paused = envelope(postgres_dsn, pg_schema, "tasks", "pause", "every_minute")
     assert paused["data"] == {"name": "every_minute", "paused": True}
-    listed = await envelope(postgres_dsn, pg_schema, "tasks", "list")
+    listed = envelope(postgres_dsn, pg_schema, "tasks", "list")
     assert listed["data"][0]["paused"] is True
-    await envelope(postgres_dsn, pg_schema, "tasks", "resume", "every_minute")
-    code, table = await ferry(postgres_dsn, pg_schema, "tasks", "list")
+    envelope(postgres_dsn, pg_schema, "tasks", "resume", "every_minute")
+    code, table = ferry(postgres_dsn, pg_schema, "tasks", "list")
     assert code == 0
     header, line = table.splitlines()[:2]
     assert header.split() == ["NAME", "CRON", "TZ", "NEXT", "LAST", "PAUSED"]
@@ -114,9 +96,9 @@ async def test_pause_and_resume_show_in_the_listing(
 
 
 async def test_an_unknown_task_name_is_refused_with_x_task_unknown(
-    postgres_dsn: str, pg_schema: str, migrated: PostgresJobDriver
+    postgres_dsn: str, pg_schema: str, driver: PostgresJobDriver
 ) -> None:
-    document = await envelope(postgres_dsn, pg_schema, "tasks", "show", "nightly")
+    document = envelope(postgres_dsn, pg_schema, "tasks", "show", "nightly")
     assert document["ok"] is False
     (finding,) = document["findings"]
     assert finding["code"] == "X_TASK_UNKNOWN"

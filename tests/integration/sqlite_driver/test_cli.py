@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.processes import INTEGRATION_DIR, REPO
 
 from ferry.drivers import sqlite_job_driver
 from ferry.drivers._sqlite.migrate import known_migrations
 from ferry.drivers.protocol import EnqueueRequest
-
-from .processes import INTEGRATION_DIR, REPO
 
 
 def ferry(db_url: str, *args: str) -> tuple[int, dict[str, Any]]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import signal
 
-from role_process import eventually, free_port
+from support.processes import free_port
+from support.waiting import eventually
 
 from ferry.drivers import SqliteJobDriver
 from ferry.drivers.protocol import RunFilter

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Awaitable
 
 import pytest
-from role_process import eventually
+from support.waiting import eventually
 
 from ferry.drivers import SqliteJobDriver
 from ferry.drivers._sqlite.database import Database

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import aiosqlite
-from role_process import eventually
+from support.waiting import eventually
 
 from ferry._jobs.facade import enqueue_many
 from ferry.drivers import SqliteJobDriver

@@ -1,54 +1,44 @@
-"""Fixtures for the worker tests: a migrated schema with effect tables, an enqueueing
-driver on the real clock, a plain connection for reading rows, and a fleet of processes."""
+"""Fixtures for the worker tests: the real clock (the processes run on it), and the shared
+``driver`` with the app's effect tables, installed as the job driver to enqueue through.
+The worker processes themselves come from the shared ``fleet`` (``support.processes``)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
+from contextlib import asynccontextmanager
 
 import asyncpg
 import pytest
 
+from ferry._clock import Clock, SystemClock
 from ferry._jobs.facade import set_job_driver
-from ferry.drivers import PostgresJobDriver, postgres_job_driver
+from ferry.drivers import PostgresJobDriver
 
 from .app import EFFECT_TABLES
-from .processes import Fleet
 
 
-async def prepare_schema(dsn: str, schema: str) -> PostgresJobDriver:
-    """A migrated driver on ``schema`` with the app's effect tables, set as the job driver."""
-    driver = postgres_job_driver(dsn, schema=schema, pool_max_size=4)
-    await driver.open()
+@asynccontextmanager
+async def app_installed(driver: PostgresJobDriver, dsn: str) -> AsyncIterator[None]:
+    """The app's effect tables in the driver's schema, and the driver as the job driver."""
     connection = await asyncpg.connect(dsn)
     try:
-        await connection.execute(EFFECT_TABLES.format(schema=f'"{schema}"'))
+        await connection.execute(EFFECT_TABLES.format(schema=f'"{driver.schema}"'))
     finally:
         await connection.close()
-    set_job_driver(driver)
-    return driver
+    previous = set_job_driver(driver)
+    try:
+        yield
+    finally:
+        set_job_driver(previous)
 
 
 @pytest.fixture
-async def driver(postgres_dsn: str, pg_schema: str) -> AsyncIterator[PostgresJobDriver]:
-    driver = await prepare_schema(postgres_dsn, pg_schema)
-    yield driver
-    set_job_driver(None)
-    await driver.close()
+def clock() -> Clock:
+    return SystemClock()
 
 
 @pytest.fixture
-async def db(postgres_dsn: str) -> AsyncIterator[asyncpg.Connection]:
-    """A plain connection, to read rows the way an operator would."""
-    connection = await asyncpg.connect(postgres_dsn)
-    yield connection
-    await connection.close()
-
-
-@pytest.fixture
-async def fleet(postgres_dsn: str, pg_schema: str, tmp_path: Path) -> AsyncIterator[Fleet]:
-    """Worker processes on this test's schema; their logs print when the test fails."""
-    fleet = Fleet(postgres_dsn, pg_schema, tmp_path)
-    yield fleet
-    await fleet.close()
-    print(fleet.logs())
+async def driver(driver: PostgresJobDriver, postgres_dsn: str) -> AsyncIterator[PostgresJobDriver]:
+    """The shared driver (on the real clock here), with the app's tables, installed."""
+    async with app_installed(driver, postgres_dsn):
+        yield driver

@@ -7,6 +7,8 @@ from typing import Any
 
 import asyncpg
 import pytest
+from support.processes import Fleet
+from support.waiting import eventually
 
 from ferry._jobs.facade import enqueue_many
 from ferry._worker import job_worker
@@ -14,7 +16,6 @@ from ferry.drivers import MemoryJobDriver, PostgresJobDriver
 from ferry.errors import FerryError
 
 from . import app
-from .processes import Fleet, eventually
 
 
 async def test_two_workers_never_overlap_runs_of_a_limit_1_key(
@@ -24,7 +25,7 @@ async def test_two_workers_never_overlap_runs_of_a_limit_1_key(
     inputs = [{"group": g, "idx": i, "hold_ms": 20} for g in ("a", "b") for i in range(30)]
     await enqueue_many(app.keyed.definition, inputs)
     for _ in range(2):
-        await fleet.spawn(concurrency=8)
+        await fleet.worker(concurrency=8)
 
     async def all_completed() -> bool:
         return await db.fetchval(
@@ -49,7 +50,7 @@ async def test_a_job_wide_limit_of_3_never_runs_more_than_3_at_once_across_worke
     schema = driver.schema
     await enqueue_many(app.capped.definition, [{"n": n} for n in range(40)])
     for _ in range(2):
-        await fleet.spawn(concurrency=8)
+        await fleet.worker(concurrency=8)
 
     async def all_recorded() -> bool:
         return (
@@ -76,7 +77,7 @@ async def test_when_busy_fail_fails_fast_with_x_concurrency_busy_instead_of_wait
 ) -> None:
     schema = driver.schema
     await app.exclusive.enqueue({"group": "g", "idx": 0, "hold_ms": 3_000})
-    await fleet.spawn(concurrency=8)
+    await fleet.worker(concurrency=8)
 
     async def holding() -> bool:
         return bool(await db.fetchval(f'SELECT count(*) FROM "{schema}".intervals'))

@@ -5,18 +5,19 @@ from __future__ import annotations
 import time
 
 import asyncpg
+from support.processes import Fleet
+from support.waiting import eventually
 
 from ferry.drivers import PostgresJobDriver
 
 from . import app
-from .processes import Fleet, eventually
 
 
 async def test_a_killed_workers_job_is_redelivered_after_the_lease_window_and_completes(
     driver: PostgresJobDriver, db: asyncpg.Connection, fleet: Fleet
 ) -> None:
     schema = driver.schema
-    doomed = await fleet.spawn(lease_seconds=2)
+    doomed = await fleet.worker(lease_seconds=2)
     run = await app.chain.enqueue({"key": "k1", "step_ms": [0, 60_000, 0]})
 
     async def second_step_started() -> bool:
@@ -32,7 +33,7 @@ async def test_a_killed_workers_job_is_redelivered_after_the_lease_window_and_co
     await db.execute(
         f"UPDATE \"{schema}\".jobs SET payload = jsonb_set(payload, '{{step_ms}}', '[0, 0, 0]')"
     )
-    await fleet.spawn(lease_seconds=2)
+    await fleet.worker(lease_seconds=2)
 
     async def completed() -> asyncpg.Record | None:
         return await db.fetchrow(

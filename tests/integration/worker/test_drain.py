@@ -5,11 +5,12 @@ from __future__ import annotations
 import signal
 
 import asyncpg
+from support.processes import Fleet
+from support.waiting import eventually
 
 from ferry.drivers import PostgresJobDriver
 
 from . import app
-from .processes import Fleet, eventually
 
 
 async def _effects(db: asyncpg.Connection, schema: str) -> list[asyncpg.Record]:
@@ -20,7 +21,7 @@ async def test_sigterm_mid_step_resumes_on_another_worker_from_the_last_complete
     driver: PostgresJobDriver, db: asyncpg.Connection, fleet: Fleet
 ) -> None:
     schema = driver.schema
-    first = await fleet.spawn(drain_seconds=30)
+    first = await fleet.worker(drain_seconds=30)
     run = await app.chain.enqueue({"key": "k", "step_ms": [0, 60_000, 0]})
 
     async def in_second_step() -> bool:
@@ -40,7 +41,7 @@ async def test_sigterm_mid_step_resumes_on_another_worker_from_the_last_complete
     await db.execute(
         f"UPDATE \"{schema}\".jobs SET payload = jsonb_set(payload, '{{step_ms}}', '[0, 0, 0]')"
     )
-    await fleet.spawn()
+    await fleet.worker()
 
     async def completed() -> asyncpg.Record | None:
         return await db.fetchrow(
@@ -60,7 +61,7 @@ async def test_a_body_ignoring_the_drain_is_abandoned_at_the_deadline_and_counte
     driver: PostgresJobDriver, db: asyncpg.Connection, fleet: Fleet
 ) -> None:
     schema = driver.schema
-    stubborn_worker = await fleet.spawn(drain_seconds=1, lease_seconds=2)
+    stubborn_worker = await fleet.worker(drain_seconds=1, lease_seconds=2)
     run = await app.stubborn.enqueue({"key": "k"})
 
     async def started() -> bool:
@@ -75,7 +76,7 @@ async def test_a_body_ignoring_the_drain_is_abandoned_at_the_deadline_and_counte
     )
     assert (row["state"], row["attempts"]) == ("running", 1), "abandoned unsettled, counted"
 
-    await fleet.spawn(lease_seconds=2)
+    await fleet.worker(lease_seconds=2)
 
     async def completed() -> asyncpg.Record | None:
         return await db.fetchrow(
@@ -91,7 +92,7 @@ async def test_a_second_signal_during_the_drain_exits_at_once(
     driver: PostgresJobDriver, db: asyncpg.Connection, fleet: Fleet
 ) -> None:
     schema = driver.schema
-    worker = await fleet.spawn(drain_seconds=60)
+    worker = await fleet.worker(drain_seconds=60)
     await app.stubborn.enqueue({"key": "k"})
 
     async def started() -> bool:

@@ -5,18 +5,19 @@ from __future__ import annotations
 import json
 
 import asyncpg
+from support.processes import Fleet
+from support.waiting import eventually
 
 from ferry.drivers import PostgresJobDriver
 
 from . import app
-from .processes import Fleet, eventually
 
 
 async def test_a_hanging_heartbeat_raises_job_leases_lost_total_within_one_window(
     driver: PostgresJobDriver, db: asyncpg.Connection, fleet: Fleet, postgres_dsn: str
 ) -> None:
     schema = driver.schema
-    worker = await fleet.spawn(lease_seconds=2, extra=["--log-format", "json"])
+    worker = await fleet.worker(lease_seconds=2, extra=["--log-format", "json"])
     assert await worker.metric("job_leases_lost_total", queue="default") == 0, (
         "pre-initialised, so the first loss is an increase an alert sees"
     )

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import socket
 
+from support.processes import Fleet
+from support.waiting import eventually
+
 from ferry._jobs.facade import enqueue_many
 from ferry.drivers import PostgresJobDriver
 
 from . import app
-from .processes import Fleet, eventually
 
 
 async def test_liveness_fails_while_the_event_loop_is_wedged_and_recovers_after(
     driver: PostgresJobDriver, fleet: Fleet
 ) -> None:
-    worker = await fleet.spawn(extra=["--loop-lag-budget-seconds", "0.5"])
+    worker = await fleet.worker(extra=["--loop-lag-budget-seconds", "0.5"])
     assert (await worker.http("/livez"))[0] == 200
     await app.wedge.enqueue({"seconds": 8})
 
@@ -36,7 +38,7 @@ async def test_ferry_run_as_worker_reports_runs_by_outcome_queue_depth_and_the_w
     driver: PostgresJobDriver, fleet: Fleet
 ) -> None:
     await enqueue_many(app.noop.definition, [{"n": n} for n in range(20)])
-    worker = await fleet.spawn(via_role=True)  # ROLE=worker ferry run
+    worker = await fleet.worker(via_role=True)  # ROLE=worker ferry run
 
     async def all_completed() -> bool:
         done = await worker.metric(
@@ -60,7 +62,7 @@ async def test_a_worker_refuses_to_start_on_a_metrics_port_already_bound(
         taken.bind(("", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        worker = await fleet.spawn(metrics_port=port, ready=False)
+        worker = await fleet.worker(metrics_port=port, ready=False)
         assert await worker.wait(within_s=30) != 0
     assert f"metrics port {port} cannot be bound" in worker.log()
     assert "X_INVARIANT" in worker.log()

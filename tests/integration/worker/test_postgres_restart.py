@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -12,13 +11,14 @@ import pgserver
 import pytest
 from pgserver._commands import pg_ctl
 from pgserver.postgres_server import PostgresServer
+from support.processes import Fleet
+from support.waiting import eventually
 
-from ferry._jobs.facade import enqueue_many, set_job_driver
-from ferry.drivers import PostgresJobDriver
+from ferry._jobs.facade import enqueue_many
+from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
 from . import app
-from .conftest import prepare_schema
-from .processes import Fleet, eventually
+from .conftest import app_installed
 
 T = TypeVar("T")
 SCHEMA = "ferry_restart"
@@ -34,20 +34,24 @@ def own_server(tmp_path: Path) -> Iterator[PostgresServer]:
 
 @pytest.fixture
 async def restart_driver(own_server: PostgresServer) -> AsyncIterator[PostgresJobDriver]:
-    driver = await prepare_schema(own_server.get_uri(), SCHEMA)
-    yield driver
-    set_job_driver(None)
+    driver = postgres_job_driver(own_server.get_uri(), schema=SCHEMA)
+    await driver.open()
+    async with app_installed(driver, own_server.get_uri()):
+        yield driver
     await driver.close()
 
 
-async def _retrying(action: Callable[[], Awaitable[T]]) -> T:
+async def _retrying(action: Callable[[], Awaitable[T]], what: str) -> T:
     """The test's own calls ride out the restart too: retry until the server answers."""
-    for _ in range(100):
+
+    async def attempt() -> tuple[T] | None:
         try:
-            return await action()
+            return (await action(),)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
-            await asyncio.sleep(0.1)
-    return await action()
+            return None
+
+    (answer,) = await eventually(attempt, what=what)
+    return answer
 
 
 async def test_a_worker_reconnects_after_postgres_restarts_and_loses_nothing(
@@ -56,7 +60,7 @@ async def test_a_worker_reconnects_after_postgres_restarts_and_loses_nothing(
     dsn = own_server.get_uri()
     fleet = Fleet(dsn, SCHEMA, tmp_path)
     try:
-        worker = await fleet.spawn(lease_seconds=2, concurrency=4)
+        worker = await fleet.worker(lease_seconds=2, concurrency=4)
         before = [{"key": f"before-{n}", "step_ms": [20, 20]} for n in range(40)]
         await enqueue_many(app.chain.definition, before)
 
@@ -74,16 +78,18 @@ async def test_a_worker_reconnects_after_postgres_restarts_and_loses_nothing(
         await eventually(noticed, within_s=20, what="the worker to notice the outage")
         own_server.ensure_postgres_running()
         after = [{"key": f"after-{n}", "step_ms": [0, 0]} for n in range(40)]
-        await _retrying(lambda: enqueue_many(app.chain.definition, after))
+        await _retrying(
+            lambda: enqueue_many(app.chain.definition, after), "the enqueue after the restart"
+        )
 
         async def all_completed() -> bool:
-            states = await _retrying(lambda: _states(dsn))
+            states = await _retrying(lambda: _states(dsn), "the run states")
             return states == {"completed": 80}
 
         await eventually(all_completed, within_s=90, what="all 80 runs completed")
         assert worker.running, "the same worker process carried on"
         assert await worker.metric("job_wake_listener_healthy") == 1, "LISTEN came back"
-        effects = await _retrying(lambda: _effect_counts(dsn))
+        effects = await _retrying(lambda: _effect_counts(dsn), "the effect counts")
         assert len(effects) == 160 and min(effects.values()) >= 1, "every step ran"
     finally:
         await fleet.close()

@@ -6,6 +6,7 @@ import asyncio
 
 import asyncpg
 import pytest
+from support.waiting import blocked_in, eventually
 
 from ferry._clock import FrozenClock
 from ferry._jobs.facade import set_job_driver
@@ -14,7 +15,6 @@ from ferry._worker import job_worker
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
 from . import app
-from .processes import eventually
 
 
 class _Reports(ExecutionObserver):
@@ -48,7 +48,9 @@ async def test_stop_aborts_nothing_and_waits_until_a_drain_adopts_its_deadline(
 
     await eventually(running, within_s=20, what="the body to start")
     stopping = asyncio.create_task(worker.stop())
-    await asyncio.sleep(0.5)  # a guard: stop() must still be waiting, the body unaborted
+    # The defined point: the teardown has stopped the claim loop and waits on the held run,
+    # so all stop() will do before a run ends or a drain lands, it has done.
+    await blocked_in("ferry-teardown", "Drain.wait_for")
     assert not stopping.done() and not worker.signal.aborted
     assert worker.in_flight == 1
 
@@ -84,14 +86,20 @@ async def test_the_drain_deadline_runs_on_the_workers_clock_and_abandons_what_ig
 
         await eventually(running, within_s=20, what="the stubborn body to start")
         worker.drain("SIGTERM")
-        await asyncio.sleep(0.3)  # a guard: nothing ends before the clock reaches the deadline
+        # The defined point: the deadline sleeps on the frozen clock and the teardown waits
+        # on it and the held run — nothing but the clock (or the run) can end that wait.
+        await blocked_in("ferry-drain-deadline", "FrozenClock.sleep_ms")
+        await blocked_in("ferry-teardown", "Drain.wait_for")
+        clock.advance("29s999ms")  # wakes every sleeper due by then, synchronously
+        await blocked_in("ferry-drain-deadline", "FrozenClock.sleep_ms")  # not yet due
         assert worker.in_flight == 1
-        clock.advance("30s")
+        clock.advance("1ms")
         await asyncio.wait_for(worker.wait_stopped(), 10)
     finally:
         await worker.close()
         await frozen.close()
     assert [(r.outcome, r.landed) for r in observer.reports] == [("abandoned", False)]
+    assert observer.reports[0].duration_ms == 30_000, "held until the clock reached the deadline"
     row = await db.fetchrow(
         f'SELECT state, attempts FROM "{schema}".jobs WHERE id = $1', int(run.job_id)
     )

@@ -12,7 +12,7 @@ from ferry._scheduler import Dispatcher, LeaseLeader, planned_fires
 from ferry.drivers import MemoryJobDriver, memory_job_driver
 from ferry.drivers.protocol import RunFilter, SchedulerStore
 from ferry.errors import FerryError
-from ferry.tasks._declaration import CatchUp, TaskHandle
+from ferry.tasks._declaration import TaskHandle
 from ferry.tasks._occurrences import occurrences
 
 HOUR = 3_600_000
@@ -87,45 +87,6 @@ async def test_a_new_task_does_not_fire_the_occurrences_before_it_was_first_seen
     node = Node("a", digest_task(catch_up="run-all"), store, clock, driver)
     assert await node.round() == []
     assert await digest_rows(driver) == []
-
-
-@pytest.mark.parametrize(
-    ("catch_up", "max_catch_up", "rounds"),
-    [
-        # the gap holds 5 occurrences, days 0..4 at 03:00
-        ("skip", 10, [[4]]),
-        ("run-once", 10, [[0]]),
-        ("run-all", 10, [[0, 1, 2, 3, 4]]),
-        ("run-all", 2, [[0, 1], [2, 3], [4]]),
-    ],
-)
-async def test_catch_up_after_the_scheduler_was_stopped_across_five_occurrences(
-    store: SchedulerStore,
-    clock: FrozenClock,
-    driver: MemoryJobDriver,
-    catch_up: CatchUp,
-    max_catch_up: int,
-    rounds: list[list[int]],
-) -> None:
-    node = Node(
-        "a", digest_task(catch_up=catch_up, max_catch_up=max_catch_up), store, clock, driver
-    )
-    await node.round()
-    clock.set(START + 4 * DAY + 12 * HOUR)  # down from 00:00 on day 0 to noon on day 4
-    for expected in rounds:
-        assert await node.round() == [FIRST_3AM + day * DAY for day in expected]
-    assert await node.round() == []
-    fired = sorted(FIRST_3AM + day * DAY for batch in rounds for day in batch)
-    assert sorted([await _occurrence(driver, run.id) for run in await digest_rows(driver)]) == fired
-    tick = (await store.ticks())["nightly_digest"]
-    assert tick.checked_through_ms == FIRST_3AM + 4 * DAY, "the whole gap is handled, fired or not"
-
-
-async def _occurrence(driver: MemoryJobDriver, run_id: str) -> int:
-    detail = await driver.introspect.get_run(run_id)
-    assert detail is not None
-    occurrence: int = detail.payload["occurrence_ms"]
-    return occurrence
 
 
 async def test_a_missed_tick_fires_late_rather_than_being_skipped(

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 from digest_tasks import digest_task
+from support.waiting import blocked_in, eventually
 
 from ferry._clock import FrozenClock
 from ferry._scheduler import Scheduler
@@ -63,7 +64,7 @@ async def test_two_rounds_never_overlap_in_one_process(
     first = asyncio.create_task(node.run_round())
     await asyncio.wait_for(driver.entered.wait(), 5)
     second = asyncio.create_task(node.run_round())  # a caller arriving mid-round joins it
-    await asyncio.sleep(0)
+    await blocked_in(second, "Scheduler.run_round")
     driver.gate.set()
     one, other = await asyncio.gather(first, second)
     assert one is other
@@ -76,14 +77,11 @@ async def test_sigterm_finishes_the_round_in_flight_then_deletes_the_lease_row(
 ) -> None:
     node = scheduler(driver, store)
     running = asyncio.create_task(node.run())
-    for _ in range(1000):  # guard: the loop reaches its first tick wait within a few turns
-        if clock.next_deadline_ms() is not None:
-            break
-        await asyncio.sleep(0)
+    await eventually(lambda: clock.next_deadline_ms() is not None, what="the first tick wait")
     clock.set(FIRST_3AM)  # the tick wait ends and a round starts firing 03:00
     await asyncio.wait_for(driver.entered.wait(), 5)
     node.drain("SIGTERM")
-    await asyncio.sleep(0)
+    await blocked_in(running, "Scheduler.run_round")  # drained, and still on the round
     assert not running.done(), "the round in flight is waited out"
     assert await store.leader(now_ms=clock.now_ms()) is not None
     driver.gate.set()

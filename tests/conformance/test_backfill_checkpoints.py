@@ -1,19 +1,17 @@
-"""Backfill checkpoints on both drivers: a failed attempt resumes from the last page that
+"""Backfill checkpoints on every driver: a failed attempt resumes from the last page that
 landed, progress is on the run, and a worker that lost the run cannot move the checkpoint."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
 from ferry._backfill import BackfillPage, backfill
-from ferry._clock import FrozenClock
 from ferry._jobs.policy import Retry
-from ferry.drivers import memory_job_driver, postgres_job_driver
-from ferry.drivers.protocol import BackfillCheckpoint, JobDriver, JsonValue, Progress
+from ferry.drivers.protocol import BackfillCheckpoint, JsonValue, Progress
 from ferry.testing import Harness
 
 SOURCE = list(range(1, 26))
@@ -51,25 +49,15 @@ copy_numbers = backfill(
     handle=copy,
     total=total,
     retry=Retry(attempts=3),
-    name="backfill-test-copy-numbers",
+    name="conformance.copy-numbers",
 )
 
 
-@pytest.fixture(params=["postgres", "memory"])
-async def harness(
-    request: pytest.FixtureRequest, postgres_dsn: str, pg_schema: str
-) -> AsyncIterator[Harness]:
-    clock = FrozenClock()
-    driver: JobDriver
-    if request.param == "postgres":
-        driver = postgres_job_driver(postgres_dsn, schema=pg_schema, clock=clock)
-    else:
-        driver = memory_job_driver(clock=clock)
+@pytest.fixture(autouse=True)
+def _fresh() -> None:
     FETCHED.clear()
     COPIED.clear()
     FAIL_ON_PAGE_AT.clear()
-    yield Harness(driver=driver, clock=clock, tasks=[])
-    await driver.close()
 
 
 async def test_a_failed_attempt_resumes_from_the_last_checkpoint_not_the_start(

@@ -1,4 +1,4 @@
-"""A digest job and tasks on it for the in-process scheduler tests."""
+"""A digest job and a daily task on it for the scheduler catch-up tests."""
 
 from __future__ import annotations
 
@@ -12,8 +12,12 @@ class DigestInput(BaseModel):
     occurrence_ms: int
 
 
-@job(input=DigestInput, idempotency_key=lambda i: f"digest:{i.occurrence_ms}", name="pg_digest")
-async def pg_digest(input: DigestInput) -> None:
+@job(
+    input=DigestInput,
+    idempotency_key=lambda i: f"digest:{i.occurrence_ms}",
+    name="conformance.digest",
+)
+async def digest(input: DigestInput) -> None:
     """Queued by the tasks below; the tests read its rows."""
 
 
@@ -22,7 +26,7 @@ def digest_task(*, catch_up: CatchUp, max_catch_up: int = 10) -> TaskHandle:
     return TaskHandle(
         cron="0 3 * * *",
         tz="UTC",
-        enqueue=lambda occurrence_ms: [(pg_digest, {"occurrence_ms": occurrence_ms})],
+        enqueue=lambda occurrence_ms: [(digest, {"occurrence_ms": occurrence_ms})],
         catch_up=catch_up,
         max_catch_up=max_catch_up,
         name="nightly",
