@@ -1,8 +1,10 @@
-"""``python -m bench``: one local PostgreSQL (and Redis), the queues, one table.
+"""``python -m bench``: one local PostgreSQL (and Redis), three queues (ferry on three
+drivers), one table.
 
-Runs ferry (on Postgres and on Redis), pgqueuer and procrastinate on the same workloads,
-each in a fresh database (a fresh key prefix on Redis), prints the table and (for a full
-run) writes it to bench/README.md.
+Runs ferry (on Postgres, SQLite and Redis), pgqueuer and procrastinate on the same
+workloads, each in a fresh database on the same server (ferry-sqlite: a fresh file beside
+it, ferry-redis: a fresh key prefix on one local redis-server), prints the table and (for
+a full run) writes it to bench/README.md.
 Workloads run one after the other with the systems interleaved, so a burst of load from
 elsewhere on the machine does not land on one system only. Every workload is bounded in
 count and time; nothing is asserted.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import time
 from collections import defaultdict
 from contextlib import ExitStack
@@ -23,7 +26,9 @@ from bench.report import Results, SystemFigures, package_versions, render, write
 from bench.server import describe, fresh_database, local_server
 from bench.sizes import FULL, QUICK, Sizes
 from bench.stats import Rate, best_rate
-from bench.systems import SYSTEM_NAMES, System, load_system
+from bench.systems import KNOWN_SYSTEMS, SYSTEM_NAMES, System, load_system
+from bench.systems.ferry_sqlite_system import FOLDER as sqlite_folder
+from bench.systems.ferry_system import FerrySystem
 from bench.workloads import end_to_end, enqueue_batch, enqueue_single, wake_latency
 
 
@@ -123,22 +128,29 @@ async def run(names: list[str], sizes: Sizes, *, quick: bool, write: bool) -> No
         await measure_end_to_end(systems, server_dsn, sizes, figures)
         for system in systems:
             await measure_wake(system, server_dsn, sizes, figures[system.name])
-        claim = None
-        if "ferry" in names:
-            _say(f"ferry: (d) claim latency, empty and with {sizes.retained:,} completed rows")
-            claim = await claim_latency(
-                server_dsn,
-                retained=sizes.retained,
-                samples=sizes.claim_samples,
-                batch=sizes.claim_batch,
-            )
+        claims = {}
+        for system in systems:
+            # (d) seeds the retained rows as SQL: the SQL drivers only.
+            if isinstance(system, FerrySystem) and system.name != "ferry-redis":
+                _say(
+                    f"{system.name}: (d) claim latency, empty and with {sizes.retained:,} "
+                    "completed rows"
+                )
+                claims[system.name] = await claim_latency(
+                    system,
+                    server_dsn,
+                    retained=sizes.retained,
+                    samples=sizes.claim_samples,
+                    batch=sizes.claim_batch,
+                )
+    shutil.rmtree(sqlite_folder, ignore_errors=True)
     results = Results(
         server=server,
         sizes=sizes,
         quick=quick,
         systems=figures,
         versions=package_versions(),
-        claim=claim,
+        claims=claims,
         redis=redis,
         seconds=time.perf_counter() - started,
         load=(load_before, os.getloadavg()[0]),
@@ -159,7 +171,7 @@ def main() -> None:
     parser.add_argument(
         "--systems",
         default=",".join(SYSTEM_NAMES),
-        help=f"comma-separated subset of {','.join(SYSTEM_NAMES)} (default: all)",
+        help=f"comma-separated, of {','.join(KNOWN_SYSTEMS)} (default: {','.join(SYSTEM_NAMES)})",
     )
     parser.add_argument(
         "--no-readme",
@@ -168,9 +180,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     names = [s for s in args.systems.split(",") if s]
-    unknown = sorted(set(names) - set(SYSTEM_NAMES))
+    unknown = sorted(set(names) - set(KNOWN_SYSTEMS))
     if unknown:
-        parser.error(f"unknown system(s) {', '.join(unknown)}; choose from {SYSTEM_NAMES}")
+        parser.error(f"unknown system(s) {', '.join(unknown)}; choose from {KNOWN_SYSTEMS}")
     write = not args.quick and not args.no_readme and sorted(names) == sorted(SYSTEM_NAMES)
     asyncio.run(run(names, QUICK if args.quick else FULL, quick=args.quick, write=write))
 

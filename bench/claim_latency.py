@@ -1,23 +1,27 @@
 """(d) ferry's claim+ack latency on an empty table, then with a million completed rows.
 
 Each round enqueues ``batch`` jobs (untimed), then times one ``claim(limit=batch)`` and
-one ``settle_many`` acking them all: two round trips, the worker's hot path.
+one ``settle_many`` acking them all: two round trips, the worker's hot path. It runs on
+each of ferry's durable drivers (``ferry``: Postgres, ``ferry-sqlite``: SQLite).
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import sqlite3
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import asyncpg
 
 from bench.server import fresh_database
 from bench.stats import Percentiles, percentiles
-from bench.systems.ferry_system import noop
+from bench.systems.ferry_sqlite_system import sqlite_file
+from bench.systems.ferry_system import FerrySystem, noop
 from ferry import set_job_driver
-from ferry.drivers import PostgresJobDriver, postgres_job_driver
-from ferry.drivers.protocol import AckOptions, ClaimOptions
+from ferry.drivers.protocol import AckOptions, ClaimOptions, JobDriver
 
 _WORKER_ID = "bench-claimer"
 _LEASE_MS = 30_000
@@ -35,6 +39,18 @@ SELECT 'bench-noop', 'default', jsonb_build_object('n', -g, 't0', 0), 'retained:
 FROM generate_series(1, $2::bigint) AS g
 """
 
+# The same rows in ferry_jobs of a SQLite file (migration 0001 of the SQLite driver).
+_RETAIN_COMPLETED_SQLITE = """
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < :rows)
+INSERT INTO ferry_jobs (
+    name, queue, payload, idempotency_key, state, attempts, max_attempts, run_at_ms,
+    result, created_at_ms, updated_at_ms, finished_at_ms
+)
+SELECT 'bench-noop', 'default', json_object('n', -n, 't0', 0), 'retained:' || n,
+       'completed', 1, 3, :now - n, 'null', :now - n, :now - n, :now - n
+FROM g
+"""
+
 
 @dataclass(frozen=True)
 class ClaimLatency:
@@ -47,18 +63,19 @@ class ClaimLatency:
 
 
 async def claim_latency(
-    server_dsn: str, *, retained: int, samples: int, batch: int
+    system: FerrySystem, server_dsn: str, *, retained: int, samples: int, batch: int
 ) -> ClaimLatency:
     """On a fresh database: measure, insert ``retained`` completed rows, measure again."""
+    retain = _RETAIN[system.name]
     async with fresh_database(server_dsn, "ferry_claim") as dsn:
-        driver = postgres_job_driver(dsn)
+        driver = system.driver(dsn)
         await driver.open()
         previous = set_job_driver(driver)
         try:
             rounds = _Rounds(driver, batch)
             empty = await rounds.measure(samples)
             started = time.perf_counter()
-            await _retain_completed(dsn, retained, driver.clock.now_ms())
+            await retain(dsn, retained, driver.clock.now_ms() - 60_000)
             inserted = time.perf_counter() - started
             full = await rounds.measure(samples)
         finally:
@@ -67,20 +84,40 @@ async def claim_latency(
     return ClaimLatency(empty, full, retained, inserted)
 
 
-async def _retain_completed(dsn: str, rows: int, now_ms: int) -> None:
+async def _retain_postgres(dsn: str, rows: int, finished_ms: int) -> None:
     connection = await asyncpg.connect(dsn)
     try:
-        await connection.execute(_RETAIN_COMPLETED, now_ms - 60_000, rows)
+        await connection.execute(_RETAIN_COMPLETED, finished_ms, rows)
         # What autovacuum does to rows this old: visibility map and planner statistics.
         await connection.execute("VACUUM ANALYZE ferry.jobs")
     finally:
         await connection.close()
 
 
+async def _retain_sqlite(dsn: str, rows: int, finished_ms: int) -> None:
+    def insert() -> None:
+        connection = sqlite3.connect(sqlite_file(dsn), timeout=60)
+        try:
+            with connection:
+                connection.execute(_RETAIN_COMPLETED_SQLITE, {"rows": rows, "now": finished_ms})
+            connection.execute("ANALYZE")  # the planner statistics, as on Postgres
+        finally:
+            connection.close()
+
+    await asyncio.to_thread(insert)
+
+
+_RETAIN: dict[str, Callable[[str, int, int], Awaitable[None]]] = {
+    "ferry": _retain_postgres,
+    "ferry-sqlite": _retain_sqlite,
+    "ferry-sqlite-normal": _retain_sqlite,
+}
+
+
 class _Rounds:
     """Timed claim+ack rounds of ``batch`` jobs on one driver."""
 
-    def __init__(self, driver: PostgresJobDriver, batch: int) -> None:
+    def __init__(self, driver: JobDriver, batch: int) -> None:
         self._driver = driver
         self._batch = batch
         self._numbers = itertools.count()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import platform
 import re
+import sqlite3
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -47,7 +48,8 @@ class Results:
     quick: bool
     systems: dict[str, SystemFigures]
     versions: dict[str, str]
-    claim: ClaimLatency | None = None
+    claims: dict[str, ClaimLatency] = field(default_factory=dict)
+    """(d) by ferry system."""
     redis: str | None = None
     """The Redis server ``ferry-redis`` ran on (version and persistence), if it ran."""
     seconds: float = 0.0
@@ -88,9 +90,13 @@ def table(results: Results) -> str:
     """The Markdown table (it reads as well in a terminal as in the README)."""
     names = list(results.systems)
     ferry = results.systems.get("ferry")
+    # The targets compare ferry on Postgres with the other queues, never with itself.
     peers = [f for n, f in results.systems.items() if not n.startswith("ferry")]
     sizes = results.sizes
-    header = ["workload", *(f"{n} {results.versions.get(n, '')}" for n in names)]
+    header = [
+        "workload",
+        *(f"{n} {results.versions.get(n.partition('-')[0], '')}" for n in names),
+    ]
     header += ["target (ferry)", "ferry vs target"]
     rows: list[list[str]] = []
 
@@ -148,23 +154,23 @@ def table(results: Results) -> str:
         f"p50 ≤ better peer; p99 < {_WAKE_P99_CEILING_MS:.0f} ms",
         _wake_verdict(ferry, peers),
     )
-    claim = results.claim
-    if claim is not None:
+    claims = results.claims
+    if claims:
 
-        def ferry_first(cell: str) -> list[str]:
-            return [cell if n == "ferry" else "—" for n in names]
+        def per_ferry(cell: Callable[[ClaimLatency], str]) -> list[str]:
+            return [cell(claims[n]) if n in claims else "—" for n in names]
 
         row(
             f"(d) claim+ack of {sizes.claim_batch}, empty table p50 / p99 (ms)",
-            ferry_first(f"{_ms(claim.empty.p50)} / {_ms(claim.empty.p99)}"),
+            per_ferry(lambda c: f"{_ms(c.empty.p50)} / {_ms(c.empty.p99)}"),
             "—",
             "—",
         )
         row(
-            f"(d) … with {claim.retained_rows:,} completed rows p50 / p99 (ms)",
-            ferry_first(f"{_ms(claim.retained.p50)} / {_ms(claim.retained.p99)}"),
+            f"(d) … with {sizes.retained:,} completed rows p50 / p99 (ms)",
+            per_ferry(lambda c: f"{_ms(c.retained.p50)} / {_ms(c.retained.p99)}"),
             "within 2× of empty",
-            _flat_verdict(claim),
+            "; ".join(f"{n} {_flat_verdict(c)}" for n, c in claims.items()),
         )
     return _markdown([header, *rows])
 
@@ -224,6 +230,15 @@ def environment(results: Results) -> str:
             f"- Server: {server.version} ({server.where}), fsync={server.fsync}, "
             f"synchronous_commit={server.synchronous_commit}; workers and the bench share "
             "the machine with it",
+            *(
+                [
+                    f"- SQLite {sqlite3.sqlite_version} (WAL) for ferry-sqlite: a file per "
+                    "workload in the temporary folder on the machine's disk, "
+                    "synchronous=FULL (ferry-sqlite-normal: NORMAL); no server"
+                ]
+                if any(n.startswith("ferry-sqlite") for n in results.systems)
+                else []
+            ),
             *(
                 [f"- Redis (ferry-redis): {results.redis}, on the same machine"]
                 if results.redis

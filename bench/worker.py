@@ -21,7 +21,7 @@ import sys
 import time
 from asyncio import FIRST_COMPLETED
 
-from bench.systems import SYSTEM_NAMES, System, load_system
+from bench.systems import KNOWN_SYSTEMS, Counter, load_system
 
 _SETTLE_POLL_S = 0.01
 _STOP_TIMEOUT_S = 30.0
@@ -80,7 +80,9 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(tally.all_ran.wait(), timeout=deadline - time.perf_counter())
     if args.mode == "drain":
-        settled = tally.all_ran.is_set() and await _settled(system, args.dsn, deadline)
+        settled = tally.all_ran.is_set() and await _settled(
+            await system.counter(args.dsn), deadline
+        )
         ended = time.perf_counter()
         started = tally.first_at if tally.first_at is not None else ended
         result = {"jobs": tally.count, "seconds": ended - started, "complete": settled}
@@ -91,19 +93,22 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
     return result
 
 
-async def _settled(system: System, dsn: str, deadline: float) -> bool:
+async def _settled(counter: Counter, deadline: float) -> bool:
     """Poll until the system counts no unfinished job; False if the deadline passes first."""
-    while time.perf_counter() < deadline:
-        if await system.unsettled(dsn) == 0:
-            return True
-        await asyncio.sleep(_SETTLE_POLL_S)
+    try:
+        while time.perf_counter() < deadline:
+            if await counter.unsettled() == 0:
+                return True
+            await asyncio.sleep(_SETTLE_POLL_S)
+    finally:
+        await counter.close()
     return False
 
 
 def main() -> None:
     """Parse the orchestrator's arguments, measure, print the JSON line."""
     parser = argparse.ArgumentParser(prog="python -m bench.worker")
-    parser.add_argument("system", choices=SYSTEM_NAMES)
+    parser.add_argument("system", choices=KNOWN_SYSTEMS)
     parser.add_argument("dsn")
     parser.add_argument("mode", choices=("drain", "latency"))
     parser.add_argument("--count", type=int, required=True)

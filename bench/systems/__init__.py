@@ -1,9 +1,11 @@
-"""The queues under test (ferry on Postgres and on Redis, pgqueuer, procrastinate), each
-behind the same small seam.
+"""The queues under test, each behind the same small seam.
 
 A system installs itself into a fresh database, hands out a producer (its own enqueue
 and batch enqueue APIs), runs its own natural worker with a no-op job, and counts the
-jobs it has not finished yet. Only the worker subprocess runs a system's worker.
+jobs it has not finished yet. Only the worker subprocess runs a system's worker. ferry
+runs three times: on its Postgres driver, on its SQLite driver (a file of its own beside
+each fresh database) and on its Redis driver (a key prefix of its own on one
+redis-server), so all three see the same workloads in the same order.
 """
 
 from __future__ import annotations
@@ -40,6 +42,34 @@ class Producer(Protocol):
         """Hand the connections back."""
 
 
+class Counter(Protocol):
+    """Counts a system's unfinished jobs (polled by the worker at the end of a drain)."""
+
+    async def unsettled(self) -> int:
+        """Jobs still queued or running (``0`` once the queue is drained)."""
+
+    async def close(self) -> None:
+        """Hand the connection back."""
+
+
+class QueryCounter:
+    """A ``Counter`` that runs one SQL count on one asyncpg connection."""
+
+    def __init__(self, connection: asyncpg.Connection, query: str) -> None:
+        self._connection = connection
+        self._query = query
+
+    @classmethod
+    async def open(cls, dsn: str, query: str) -> QueryCounter:
+        return cls(await asyncpg.connect(dsn), query)
+
+    async def unsettled(self) -> int:
+        return int(await self._connection.fetchval(self._query))
+
+    async def close(self) -> None:
+        await self._connection.close()
+
+
 class System(Protocol):
     """One queue library as the benchmark drives it."""
 
@@ -51,8 +81,8 @@ class System(Protocol):
     async def producer(self, dsn: str) -> Producer:
         """An open producer on ``dsn``."""
 
-    async def unsettled(self, dsn: str) -> int:
-        """How many jobs are still queued or running (``0`` once the queue is drained)."""
+    async def counter(self, dsn: str) -> Counter:
+        """An open counter of the jobs still queued or running."""
 
     def worker_settings(self, concurrency: int | None, batch_size: int | None) -> str:
         """How ``work`` configures the system's worker, for the table's footnotes."""
@@ -73,23 +103,24 @@ class System(Protocol):
         """
 
 
-SYSTEM_NAMES = ("ferry", "ferry-redis", "pgqueuer", "procrastinate")
+SYSTEM_NAMES = ("ferry", "ferry-sqlite", "ferry-redis", "pgqueuer", "procrastinate")
+"""What a full run measures."""
+
+_SYSTEMS = {
+    "ferry": ("bench.systems.ferry_system", "SYSTEM"),
+    "ferry-sqlite": ("bench.systems.ferry_sqlite_system", "SYSTEM"),
+    "ferry-sqlite-normal": ("bench.systems.ferry_sqlite_system", "NORMAL_SYSTEM"),
+    "ferry-redis": ("bench.systems.ferry_redis_system", "SYSTEM"),
+    "pgqueuer": ("bench.systems.pgqueuer_system", "SYSTEM"),
+    "procrastinate": ("bench.systems.procrastinate_system", "SYSTEM"),
+}
+"""Every system ``--systems`` may name (``ferry-sqlite-normal``: synchronous=NORMAL)."""
+
+KNOWN_SYSTEMS = tuple(_SYSTEMS)
 
 
 def load_system(name: str) -> System:
     """The system called ``name`` (its module is imported only when asked for)."""
-    module = import_module(f"bench.systems.{name.replace('-', '_')}_system")
-    system: System = module.SYSTEM
+    module, attribute = _SYSTEMS[name]
+    system: System = getattr(import_module(module), attribute)
     return system
-
-
-_counting: dict[str, asyncpg.Connection] = {}
-
-
-async def count_rows(dsn: str, query: str) -> int:
-    """``query``'s count on ``dsn``, over one connection kept for the process (the drain
-    polls this every few milliseconds)."""
-    connection = _counting.get(dsn)
-    if connection is None or connection.is_closed():
-        connection = _counting[dsn] = await asyncpg.connect(dsn)
-    return int(await connection.fetchval(query))

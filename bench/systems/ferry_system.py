@@ -1,17 +1,21 @@
-"""ferry through its public API: ``@job``, ``.enqueue``/``.enqueue_many``, ``job_worker``
-— on its Postgres driver here, on its Redis driver in ``ferry_redis_system``."""
+"""ferry through its public API: ``@job``, ``.enqueue``/``.enqueue_many``, ``job_worker``.
+
+The same system runs on each durable driver: ``FerrySystem`` is given how to build the
+driver for a fresh database and how to count its unfinished runs.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from pydantic import BaseModel
 
-from bench.systems import OnJob, Payload, count_rows
+from bench.systems import Counter, OnJob, Payload, QueryCounter
 from ferry import job, set_job_driver
 from ferry._worker import job_worker
-from ferry.drivers import PostgresJobDriver, RedisJobDriver, postgres_job_driver
+from ferry.drivers import postgres_job_driver
+from ferry.drivers._url import DatabaseDriver
 
 _hook: list[OnJob] = []
 _DEFAULT_CONCURRENCY = 10
@@ -34,7 +38,7 @@ async def noop(input: NoopInput) -> None:
 class FerryProducer:
     """Enqueues through the job handle, as an application does."""
 
-    def __init__(self, driver: PostgresJobDriver | RedisJobDriver) -> None:
+    def __init__(self, driver: DatabaseDriver) -> None:
         self._driver = driver
 
     async def enqueue(self, payload: Payload) -> None:
@@ -49,30 +53,41 @@ class FerryProducer:
 
 
 class FerrySystem:
-    """ferry on its Postgres driver (default schema, default pool)."""
+    """ferry on the driver ``build`` makes for a database (default settings otherwise)."""
 
-    name = "ferry"
+    def __init__(
+        self,
+        name: str,
+        build: Callable[[str], DatabaseDriver],
+        counter: Callable[[str], Awaitable[Counter]],
+        driver_settings: str,
+    ) -> None:
+        self.name = name
+        self._build = build
+        self._counter = counter
+        self._driver_settings = driver_settings
 
-    def driver(self, dsn: str) -> PostgresJobDriver | RedisJobDriver:
-        """A driver with its defaults on the workload's fresh database."""
-        return postgres_job_driver(dsn)
-
-    async def unsettled(self, dsn: str) -> int:
-        return await count_rows(dsn, "SELECT count(*) FROM ferry.jobs WHERE state <> 'completed'")
+    def driver(self, dsn: str) -> DatabaseDriver:
+        """The driver this system runs on for database ``dsn``, not yet opened."""
+        return self._build(dsn)
 
     async def install(self, dsn: str) -> None:
-        driver = self.driver(dsn)
+        driver = self._build(dsn)
         await driver.open()
         await driver.close()
 
+    async def counter(self, dsn: str) -> Counter:
+        return await self._counter(dsn)
+
     async def producer(self, dsn: str) -> FerryProducer:
-        driver = self.driver(dsn)
+        driver = self._build(dsn)
         await driver.open()
         set_job_driver(driver)
         return FerryProducer(driver)
 
     def worker_settings(self, concurrency: int | None, batch_size: int | None) -> str:
-        return f"job_worker(concurrency={concurrency or _DEFAULT_CONCURRENCY})"
+        worker = f"job_worker(concurrency={concurrency or _DEFAULT_CONCURRENCY})"
+        return f"{self._driver_settings}, {worker}"
 
     async def work(
         self,
@@ -85,13 +100,16 @@ class FerrySystem:
         stop: asyncio.Event,
     ) -> None:
         _hook[:] = [on_job]
-        driver = self.driver(dsn)
+        driver = self._build(dsn)
         await driver.open()
         worker = job_worker(
             driver=driver, jobs=[noop], concurrency=concurrency or _DEFAULT_CONCURRENCY
         )
         listening = asyncio.Event()
-        driver.wake().add_health_listener(lambda healthy: listening.set() if healthy else None)
+        wake = driver.wake()
+        wake.add_health_listener(  # type: ignore[attr-defined]
+            lambda healthy: listening.set() if healthy else None
+        )
         await worker.start()
         await listening.wait()
         ready.set()
@@ -100,4 +118,34 @@ class FerrySystem:
         await driver.close()
 
 
-SYSTEM = FerrySystem()
+class StatsCounter:
+    """Counts unfinished runs through the driver's own ``stats()`` (the drivers whose
+    store a SQL count cannot reach: SQLite's file, Redis)."""
+
+    def __init__(self, driver: DatabaseDriver) -> None:
+        self._driver = driver
+
+    async def unsettled(self) -> int:
+        return sum(
+            n
+            for s in await self._driver.stats()
+            for state, n in s.counts.items()
+            if state != "completed"
+        )
+
+    async def close(self) -> None:
+        await self._driver.close()
+
+
+async def _count_postgres(dsn: str) -> Counter:
+    return await QueryCounter.open(
+        dsn, "SELECT count(*) FROM ferry.jobs WHERE state <> 'completed'"
+    )
+
+
+SYSTEM = FerrySystem(
+    "ferry",
+    postgres_job_driver,
+    _count_postgres,
+    "postgres_job_driver(dsn) (schema ferry, pool of 10)",
+)

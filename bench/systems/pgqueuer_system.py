@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import asyncpg
 from pgqueuer import AsyncpgDriver, Job, Queries, QueueManager
 
-from bench.systems import OnJob, Payload, count_rows
+from bench.systems import OnJob, Payload, QueryCounter
 
 DEFAULT_BATCH_SIZE = 10
 """``QueueManager.run(batch_size=...)``'s default in pgqueuer 1.6.0."""
@@ -43,16 +43,16 @@ class PgqueuerSystem:
 
     name = "pgqueuer"
 
-    # Finished jobs move from the queue table to the log table.
-    async def unsettled(self, dsn: str) -> int:
-        return await count_rows(dsn, "SELECT count(*) FROM pgqueuer")
-
     async def install(self, dsn: str) -> None:
         connection = await asyncpg.connect(dsn)
         try:
             await Queries(AsyncpgDriver(connection)).install()
         finally:
             await connection.close()
+
+    async def counter(self, dsn: str) -> QueryCounter:
+        # Finished jobs move from the queue table to the log table.
+        return await QueryCounter.open(dsn, "SELECT count(*) FROM pgqueuer")
 
     async def producer(self, dsn: str) -> PgqueuerProducer:
         return PgqueuerProducer(await asyncpg.connect(dsn))

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from procrastinate import App, PsycopgConnector
 from procrastinate.types import JSONDict
 
-from bench.systems import OnJob, Payload, count_rows
+from bench.systems import OnJob, Payload, QueryCounter
 
 _hook: list[OnJob] = []
 
@@ -47,14 +47,14 @@ class ProcrastinateSystem:
 
     name = "procrastinate"
 
-    async def unsettled(self, dsn: str) -> int:
-        return await count_rows(
-            dsn, "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')"
-        )
-
     async def install(self, dsn: str) -> None:
         async with _app(dsn).open_async() as app:
             await app.schema_manager.apply_schema_async()
+
+    async def counter(self, dsn: str) -> QueryCounter:
+        return await QueryCounter.open(
+            dsn, "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')"
+        )
 
     async def producer(self, dsn: str) -> ProcrastinateProducer:
         app = _app(dsn)

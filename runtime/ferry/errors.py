@@ -40,6 +40,7 @@ CODES: Final[dict[str, str]] = {
     "X_FORBIDDEN": "an admin tool call's token lacks the permission the tool needs",
     "X_DB_UNREACHABLE": "a command, role or ferry doctor could not connect to the database",
     "X_DB_URL_INVALID": "the database URL is malformed, so no connection was tried",
+    "X_DB_BUSY": "a SQLite database stayed locked by another connection past busy_timeout",
     "X_MIGRATIONS_PENDING": "the schema lacks migrations this version of ferry ships",
     "X_SCHEMA_NEWER": "the schema was migrated by a newer ferry than this one",
     "X_SCHEMA_DRIFT": "the migration ledger disagrees with the schema or the shipped migrations",

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 
+import aiosqlite
 import asyncpg
 import pytest
 from support.drivers import DRIVERS, built
 
 from ferry._clock import FrozenClock
+from ferry.drivers import SqliteJobDriver
 from ferry.drivers.protocol import JobDriver, JsonValue
 
 
@@ -71,6 +73,12 @@ def append(driver: JobDriver, request: pytest.FixtureRequest) -> Append:
     transaction of the application's connection, or (no transactions to join) at once."""
 
     async def append(type: str, payload: JsonValue) -> str:
+        if isinstance(driver, SqliteJobDriver):
+            async with aiosqlite.connect(driver.path) as conn:
+                await conn.execute("BEGIN IMMEDIATE")
+                entry = await driver.outbox.append(type, payload, connection=conn)
+                await conn.commit()
+                return entry
         if driver.name != "postgres":
             return await driver.outbox.append(type, payload, connection=None)
         connection = await asyncpg.connect(request.getfixturevalue("postgres_dsn"))

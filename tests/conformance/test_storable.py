@@ -229,12 +229,18 @@ async def test_the_payload_limit_is_the_drivers_own(driver: JobDriver) -> None:
 def test_a_payload_limit_no_store_keeps_is_refused_where_the_driver_is_built(
     limit: int,
 ) -> None:
-    from ferry.drivers import memory_job_driver, postgres_job_driver, redis_job_driver
+    from ferry.drivers import (
+        memory_job_driver,
+        postgres_job_driver,
+        redis_job_driver,
+        sqlite_job_driver,
+    )
 
     for build in (
         lambda: memory_job_driver(max_payload_bytes=limit),
         lambda: postgres_job_driver("postgresql://h/db", max_payload_bytes=limit),
         lambda: redis_job_driver("redis://h/0", max_payload_bytes=limit),
+        lambda: sqlite_job_driver("unused.db", max_payload_bytes=limit),
     ):
         with pytest.raises(FerryError) as refused:
             build()

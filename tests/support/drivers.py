@@ -8,7 +8,8 @@ A kind builds a driver on the test's own store, or on another, empty one (where 
 moves runs to), and opens a driver again on the store a driver uses (what a process
 starting after a crash gets). A builder asks the test's ``request`` for what its store
 needs — ``postgres_dsn`` and ``pg_schema`` (``new_pg_schema()`` for another store) for
-Postgres, ``redis_url`` and ``redis_prefix`` (``new_redis_prefix()``) for Redis — only
+Postgres, ``redis_url`` and ``redis_prefix`` (``new_redis_prefix()``) for Redis,
+``tmp_path`` for SQLite — only
 ever for a plain (not async) fixture, as it runs inside the async ``driver`` fixture. It
 builds without connecting: a driver opens on first use. ``options`` are those every
 driver takes (``max_payload_bytes``). A durable kind also names the environment a
@@ -28,9 +29,11 @@ from ferry._clock import Clock
 from ferry.drivers import (
     PostgresJobDriver,
     RedisJobDriver,
+    SqliteJobDriver,
     memory_job_driver,
     postgres_job_driver,
     redis_job_driver,
+    sqlite_job_driver,
 )
 from ferry.drivers.protocol import JobDriver
 
@@ -56,8 +59,9 @@ class DriverKind(Protocol):
         ...
 
     def process_env(self, driver: JobDriver, request: pytest.FixtureRequest) -> dict[str, str]:
-        """``DATABASE_URL`` and ``FERRY_SCHEMA`` for a ``ferry`` process on ``driver``'s
-        store; refused (``TypeError``) for a kind no other process can reach."""
+        """``DATABASE_URL`` (and ``FERRY_SCHEMA`` where the store is named by it) for a
+        ``ferry`` process on ``driver``'s store; refused (``TypeError``) for a kind no other
+        process can reach."""
         ...
 
 
@@ -149,10 +153,32 @@ class Redis:
         )
 
 
+class Sqlite:
+    """A store is a file in the test's temporary directory: ``ferry.db``, or ``other.db``."""
+
+    durable = True
+
+    def build(
+        self, request: pytest.FixtureRequest, clock: Clock, *, another: bool, **options: Any
+    ) -> JobDriver:
+        directory = request.getfixturevalue("tmp_path")
+        file = directory / ("other.db" if another else "ferry.db")
+        return sqlite_job_driver(file, clock=clock, **options)
+
+    def reopen(self, driver: JobDriver, request: pytest.FixtureRequest, clock: Clock) -> JobDriver:
+        assert isinstance(driver, SqliteJobDriver)
+        return sqlite_job_driver(driver.path, clock=clock)
+
+    def process_env(self, driver: JobDriver, request: pytest.FixtureRequest) -> dict[str, str]:
+        assert isinstance(driver, SqliteJobDriver)
+        return {"DATABASE_URL": f"sqlite:///{driver.path}"}
+
+
 DRIVERS: dict[str, DriverKind] = {
     "memory": Memory(),
     "postgres": Postgres(),
     "redis": Redis(),
+    "sqlite": Sqlite(),
 }
 """Every shipped driver kind, by its driver's ``name`` (the conformance test ids)."""
 

@@ -28,7 +28,7 @@ from ferry._cli import (
 from ferry._cli.database import configured_dsn
 from ferry._cli.envelope import Outcome
 from ferry._logs import configure_logging
-from ferry.drivers._postgres.reach import refusal_for
+from ferry.drivers._url import connection_refusal
 from ferry.errors import FerryError
 
 #: Every command group; ``roles`` last, so ``ferry run`` sees every registered role.
@@ -50,7 +50,7 @@ _GROUPS = (
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ferry", description="Durable background work for Python on PostgreSQL."
+        prog="ferry", description="Durable background work for Python on PostgreSQL (or SQLite)."
     )
     parser.add_argument("--json", action="store_true", help="print the JSON envelope (anywhere)")
     parser.add_argument("--log-level", default="INFO", help="logging level (INFO, DEBUG, …)")
@@ -82,7 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         # The one error boundary: a database that went away mid-command is a refusal like
         # one that was never there (the driver's open already words those), not a traceback.
-        refusal = refusal_for(error, configured_dsn(args) if "database_url" in args else None)
+        dsn = configured_dsn(args) if "database_url" in args else None
+        refusal = connection_refusal(error, dsn)
         if refusal is None:
             raise
         outcome = Outcome.refused(command, refusal)

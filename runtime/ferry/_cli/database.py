@@ -1,5 +1,8 @@
-"""Which database a command talks to: ``DATABASE_URL`` (or ``--database-url``); its scheme
-picks the driver (``ferry.drivers.job_driver_from_url``)."""
+"""Which database a command talks to: ``DATABASE_URL`` (or ``--database-url``/``--db``).
+
+The URL's scheme picks the driver (``ferry.drivers.job_driver_from_url``): every command
+and role runs on Postgres, a SQLite file or Redis alike.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +11,23 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ferry.drivers._from_url import DurableJobDriver, durable_job_driver_from_url
+from ferry.drivers._url import DatabaseDriver, job_driver_from_url
 from ferry.errors import FerryError
 
 
 def add_database_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--database-url", default=None, help="default: $DATABASE_URL")
+    parser.add_argument(
+        "--database-url",
+        "--db",
+        dest="database_url",
+        default=None,
+        help="postgresql://…, sqlite:///path.db or redis://… (default: $DATABASE_URL)",
+    )
     parser.add_argument(
         "--schema",
         default=os.environ.get("FERRY_SCHEMA", "ferry"),
-        help="where ferry's data lives: the Postgres schema, or the Redis key prefix "
-        "(default: $FERRY_SCHEMA, else ferry)",
+        help="the Postgres schema, or the Redis key prefix "
+        "(default: $FERRY_SCHEMA or ferry; SQLite has none)",
     )
 
 
@@ -34,22 +43,23 @@ def required_dsn(args: argparse.Namespace) -> str:
         raise FerryError(
             "X_DRIVER_UNSET",
             f"`ferry {' '.join(args.command_path)}` needs a database and DATABASE_URL is not set",
-            "export DATABASE_URL=postgresql://user:pass@host/db (or pass --database-url)",
+            "export DATABASE_URL=postgresql://user:pass@host/db or DATABASE_URL=sqlite:///"
+            "ferry.db (or pass --database-url)",
         )
     return dsn
 
 
-def driver_for(args: argparse.Namespace) -> DurableJobDriver:
+def driver_for(args: argparse.Namespace) -> DatabaseDriver:
     """A driver on the configured database, not yet connected."""
-    return durable_job_driver_from_url(required_dsn(args), schema=args.schema)
+    return job_driver_from_url(required_dsn(args), schema=args.schema)
 
 
-async def open_driver(args: argparse.Namespace) -> DurableJobDriver:
+async def open_driver(args: argparse.Namespace) -> DatabaseDriver:
     """A connected, migrated driver on the configured database.
 
     Connecting and migrating is where an unreachable database (``X_DB_UNREACHABLE``), a bad
     URL (``X_DB_URL_INVALID``) and a schema this ferry must not run on (``X_SCHEMA_NEWER``,
-    ``X_SCHEMA_DRIFT``; Postgres) are refused — once, here, for every command and role.
+    ``X_SCHEMA_DRIFT``) are refused — once, here, for every command and role.
     """
     driver = driver_for(args)
     try:
@@ -63,13 +73,13 @@ async def open_driver(args: argparse.Namespace) -> DurableJobDriver:
 @asynccontextmanager
 async def opened_driver(
     args: argparse.Namespace, *, dsn: str | None
-) -> AsyncIterator[DurableJobDriver | None]:
-    """A second driver on ``dsn`` in the command's schema, closed afterwards; ``None`` when
-    no ``dsn`` is given (e.g. the relay's outbox on the queue's own database)."""
+) -> AsyncIterator[DatabaseDriver | None]:
+    """A second driver on ``dsn`` (in the command's schema), closed afterwards; ``None``
+    when no ``dsn`` is given (e.g. the relay's outbox on the queue's own database)."""
     if not dsn:
         yield None
         return
-    driver = durable_job_driver_from_url(dsn, schema=args.schema)
+    driver = job_driver_from_url(dsn, schema=args.schema)
     try:
         await driver.open()
         yield driver

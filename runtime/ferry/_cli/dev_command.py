@@ -1,8 +1,9 @@
 """``ferry dev``: the whole app in one process — worker, scheduler and the dashboard.
 
-On ``DATABASE_URL`` when it is set, otherwise on the embedded PostgreSQL under
-``.ferry/pgdata``: the same Postgres driver either way. Meant for a laptop, so without a
-token it makes one up and prints it; ``--insecure-dev`` drops the token altogether.
+On ``--db``/``DATABASE_URL`` when one is given — ``sqlite:///jobs.db`` runs everything on a
+SQLite file with no server at all — otherwise on the embedded PostgreSQL under
+``.ferry/pgdata``. Meant for a laptop, so without a token it makes one up and prints it;
+``--insecure-dev`` drops the token altogether.
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ from ferry._cli.process_options import add_log_options
 from ferry._lifecycle import Role
 from ferry._scheduler import Scheduler
 from ferry._worker import job_worker
-from ferry.drivers.protocol import JobDriver
+from ferry.drivers._url import DatabaseDriver
 
 
 def register(subparsers: Any) -> None:
     """Add ``ferry dev``."""
     dev = subparsers.add_parser(
-        "dev", help="worker + scheduler + dashboard in one process (embedded Postgres)"
+        "dev",
+        help="worker + scheduler + dashboard in one process (embedded Postgres, or "
+        "--db sqlite:///path.db)",
     )
     add_database_options(dev)
     add_log_options(dev)
@@ -52,7 +55,7 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
         args.token_read, token, insecure_dev=args.insecure_dev, trust_proxy=args.trust_proxy
     )
 
-    def build(driver: JobDriver) -> list[Role]:
+    def build(driver: DatabaseDriver) -> list[Role]:
         worker = job_worker(
             driver=driver,
             jobs=api.jobs.values(),
@@ -68,8 +71,8 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
         scheduler = [Scheduler(driver=driver, tasks=api.tasks.values())] if api.tasks else []
         url = f"http://{args.host}:{args.port}/admin/jobs"
         sys.stderr.write(
-            f"ferry dev: {len(api.jobs)} job(s), {len(api.tasks)} task(s) on schema "
-            f"{args.schema!r}\ndashboard: {url}"
+            f"ferry dev: {len(api.jobs)} job(s), {len(api.tasks)} task(s) on "
+            f"{driver.where}\ndashboard: {url}"
             + (f"  (token: {token})" if token and not args.insecure_dev else "  (no token)")
             + "\n"
         )

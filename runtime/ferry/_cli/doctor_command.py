@@ -9,20 +9,15 @@ driver would apply migrations, and runs the remaining checks only on an up-to-da
 from __future__ import annotations
 
 import argparse
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import asyncpg
-
 from ferry._admin.filters import instant
-from ferry._cli.database import add_database_options, open_driver, required_dsn
+from ferry._cli.database import add_database_options, driver_for, open_driver
 from ferry._cli.envelope import Outcome
 from ferry._cli.tables import table
 from ferry._clock import SystemClock
-from ferry.drivers._from_url import REDIS_SCHEMES, scheme_of
-from ferry.drivers._postgres.ledger import read_ledger
-from ferry.drivers._postgres.queries import Queries
-from ferry.drivers._postgres.reach import connection_refusals
 from ferry.drivers.protocol import RunFilter
 from ferry.errors import FerryError
 
@@ -56,7 +51,6 @@ def register(subparsers: Any) -> None:
 
 async def run_doctor(args: argparse.Namespace) -> Outcome:
     """Run every check; a failed one is a finding and makes the exit non-zero."""
-    dsn = required_dsn(args)
     checks: list[Check] = []
     findings: list[dict[str, str]] = []
 
@@ -64,10 +58,7 @@ async def run_doctor(args: argparse.Namespace) -> Outcome:
         checks.append(Check(name, False, error.message))
         findings.append(error.to_dict())
 
-    if scheme_of(dsn) in REDIS_SCHEMES:
-        checks.append(Check("migrations", True, "redis keeps no schema: nothing to migrate"))
-        await _runtime_checks(args, checks, failed)
-    elif await _schema_checks(dsn, Queries(args.schema), checks, failed):
+    if await _schema_checks(args, checks, failed):
         await _runtime_checks(args, checks, failed)
     ok = not findings
     text = table(
@@ -85,20 +76,18 @@ async def run_doctor(args: argparse.Namespace) -> Outcome:
     )
 
 
-async def _schema_checks(dsn: str, queries: Queries, checks: list[Check], failed: Any) -> bool:
-    """Reachability and the migration ledger; answers whether the schema is ready to use."""
+async def _schema_checks(args: argparse.Namespace, checks: list[Check], failed: Any) -> bool:
+    """Reachability and the migration ledger, read without applying (or creating) anything;
+    answers whether the database is ready to use."""
+    driver = driver_for(args)
     try:
-        with connection_refusals(dsn):
-            connection = await asyncpg.connect(dsn, timeout=10)
+        database, ledger = await driver.inspect()
     except FerryError as unreachable:
         failed("database", unreachable)
         return False
-    try:
-        version = await connection.fetchval("SHOW server_version")
-        checks.append(Check("database", True, f"PostgreSQL {version}"))
-        ledger = await read_ledger(connection, queries)
     finally:
-        await connection.close()
+        await driver.close()
+    checks.append(Check("database", True, database))
     if ledger.problem is not None:
         failed("migrations", ledger.problem)
     elif ledger.pending:
@@ -106,13 +95,12 @@ async def _schema_checks(dsn: str, queries: Queries, checks: list[Check], failed
             "migrations",
             FerryError(
                 "X_MIGRATIONS_PENDING",
-                f'schema "{queries.schema}" lacks migration(s) '
-                f"{', '.join(m.label for m in ledger.pending)}",
+                f"{driver.where} lacks migration(s) {', '.join(m.label for m in ledger.pending)}",
                 "run `ferry migrate` (every ferry process also applies them at start)",
             ),
         )
     else:
-        checks.append(Check("migrations", True, f'schema "{queries.schema}" is up to date'))
+        checks.append(Check("migrations", True, f"{driver.where} is up to date"))
     return ledger.problem is None and not ledger.pending
 
 
@@ -161,8 +149,10 @@ async def _runtime_checks(args: argparse.Namespace, checks: list[Check], failed:
         else:
             checks.append(Check("stuck leases", True, "no running run holds a lapsed lease"))
 
-        skew = await _clock_skew_ms(driver.introspect.server_now_ms)
-        if abs(skew) > args.max_skew_ms:
+        skew = await _clock_skew_ms(driver.database_now_ms)
+        if skew is None:
+            checks.append(Check("clock skew", True, "none possible: the database reads ours"))
+        elif abs(skew) > args.max_skew_ms:
             failed(
                 "clock skew",
                 FerryError(
@@ -178,10 +168,11 @@ async def _runtime_checks(args: argparse.Namespace, checks: list[Check], failed:
         await driver.close()
 
 
-async def _clock_skew_ms(server_now_ms: Any) -> int:
-    """Database time minus ours, at the midpoint of the round trip (so latency cancels)."""
+async def _clock_skew_ms(database_now_ms: Callable[[], Awaitable[int | None]]) -> int | None:
+    """Database time minus ours, at the midpoint of the round trip (so latency cancels);
+    None for a database with no clock of its own (SQLite: every process reads the host's)."""
     clock = SystemClock()
     before = clock.now_ms()
-    server = int(await server_now_ms())
+    server = await database_now_ms()
     after = clock.now_ms()
-    return server - (before + after) // 2
+    return None if server is None else server - (before + after) // 2

@@ -20,7 +20,7 @@ from ferry._identity import new_worker_id
 from ferry._move import COLLISIONS_LISTED, MoveReport, move_runs
 from ferry._names import check_name
 from ferry.drivers import job_driver_from_url
-from ferry.drivers._postgres.reach import connection_refusals, refusal_for
+from ferry.drivers._url import connection_refusal, connection_refusals
 from ferry.drivers.protocol import JobDriver, JobState, RunFilter
 from ferry.errors import FerryError
 
@@ -96,7 +96,7 @@ async def drain_queue(args: argparse.Namespace) -> Outcome:
         except FerryError as stopped:
             return _stopped(args, source_at, target_at, drain_id, report, stopped)
         except Exception as error:
-            refusal = refusal_for(error, None)
+            refusal = connection_refusal(error, None)
             if refusal is None:
                 raise
             return _stopped(args, source_at, target_at, drain_id, report, refusal)

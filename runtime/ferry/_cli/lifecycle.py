@@ -19,14 +19,14 @@ from ferry._jobs.facade import set_job_driver
 from ferry._lifecycle import Role, run_roles
 from ferry._logs import configure_logging
 from ferry._metrics import start_metrics_server
-from ferry.drivers.protocol import JobDriver
+from ferry.drivers._url import DatabaseDriver
 
 
 async def run_role(
     args: argparse.Namespace,
     *,
     process: str,
-    build: Callable[[JobDriver], Sequence[Role]],
+    build: Callable[[DatabaseDriver], Sequence[Role]],
     registry: CollectorRegistry | None = None,
     embedded: bool = False,
 ) -> None:
@@ -34,7 +34,8 @@ async def run_role(
 
     ``registry`` is served on ``--metrics-port`` with ``/livez`` (a process without one,
     such as ``ferry admin``, binds no metrics port); ``embedded`` lets a process without
-    ``DATABASE_URL`` use the embedded PostgreSQL (``ferry dev``).
+    ``DATABASE_URL`` use the embedded PostgreSQL (``ferry dev``; ``--db sqlite:///…`` needs
+    no server at all).
     """
     configure_logging(args.log_level, getattr(args, "log_format", "text"))
     if embedded and not configured_dsn(args):

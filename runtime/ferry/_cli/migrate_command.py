@@ -7,7 +7,6 @@ from typing import Any
 
 from ferry._cli.database import add_database_options, driver_for
 from ferry._cli.envelope import Outcome
-from ferry.drivers._postgres.ledger import known_migrations
 
 
 def register(subparsers: Any) -> None:
@@ -24,15 +23,12 @@ async def run_migrate(args: argparse.Namespace) -> Outcome:
         applied = await driver.migrate()
     finally:
         await driver.close()
-    if driver.name == "redis":
-        summary = f"redis prefix {args.schema!r} keeps no schema: nothing to migrate"
-        return Outcome("migrate", summary, {"applied": [], "migrations": [], "at": None})
-    labels = {m.version: m.label for m in known_migrations()}
+    labels = {m.version: m.label for m in driver.migrations}
     names = [labels[version] for version in applied]
-    newest = known_migrations()[-1].label
+    newest = driver.migrations[-1].label if driver.migrations else "no migrations"
     summary = (
-        f"schema {args.schema!r} was already up to date (at {newest})"
+        f"{driver.where} was already up to date (at {newest})"
         if not applied
-        else f"applied {', '.join(names)} to schema {args.schema!r}; it is up to date (at {newest})"
+        else f"applied {', '.join(names)} to {driver.where}; it is up to date (at {newest})"
     )
     return Outcome("migrate", summary, {"applied": applied, "migrations": names, "at": newest})

@@ -54,8 +54,9 @@ def current_job_driver() -> JobDriver:
 
 @contextmanager
 def use_connection(connection: Any) -> Iterator[None]:
-    """Bind ``connection`` (e.g. an asyncpg connection inside ``conn.transaction()``) so
-    every enqueue in this task joins its transaction without passing it along."""
+    """Bind ``connection`` (an asyncpg connection inside ``conn.transaction()``, an
+    aiosqlite connection after ``BEGIN IMMEDIATE``) so every enqueue in this task joins
+    its transaction without passing it along."""
     token = _connection.set(connection)
     try:
         yield

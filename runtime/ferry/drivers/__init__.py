@@ -1,9 +1,11 @@
 """Job drivers: where runs are stored. ``set_job_driver`` swaps them without touching jobs.
 
 Each driver loads on first use (``ferry.drivers.postgres_job_driver`` imports asyncpg,
-``ferry.drivers.redis_job_driver`` redis, only when touched), so ``import ferry`` loads no
-database client. ``ferry.drivers.protocol`` is the driver protocol: the seam a driver
-implements and the values that cross it.
+``ferry.drivers.sqlite_job_driver`` aiosqlite, ``ferry.drivers.redis_job_driver`` redis,
+only when touched), so ``import ferry`` loads no database client. ``job_driver_from_url``
+picks the driver a database URL names (what the CLI does with ``DATABASE_URL``).
+``ferry.drivers.protocol`` is the driver protocol: the seam a driver implements and the
+values that cross it.
 """
 
 from __future__ import annotations
@@ -14,19 +16,22 @@ from typing import TYPE_CHECKING, Any
 from ferry.drivers.protocol import JobDriver, RunFilter
 
 if TYPE_CHECKING:
-    from ferry.drivers._from_url import job_driver_from_url
     from ferry.drivers._memory import MemoryJobDriver, memory_job_driver
     from ferry.drivers._postgres import PostgresJobDriver, postgres_job_driver
     from ferry.drivers._redis import RedisJobDriver, redis_job_driver
+    from ferry.drivers._sqlite import SqliteJobDriver, sqlite_job_driver
+    from ferry.drivers._url import job_driver_from_url
 
 _LAZY = {
-    "job_driver_from_url": "ferry.drivers._from_url",
     "MemoryJobDriver": "ferry.drivers._memory",
     "memory_job_driver": "ferry.drivers._memory",
     "PostgresJobDriver": "ferry.drivers._postgres",
     "postgres_job_driver": "ferry.drivers._postgres",
     "RedisJobDriver": "ferry.drivers._redis",
     "redis_job_driver": "ferry.drivers._redis",
+    "SqliteJobDriver": "ferry.drivers._sqlite",
+    "sqlite_job_driver": "ferry.drivers._sqlite",
+    "job_driver_from_url": "ferry.drivers._url",
 }
 
 
@@ -44,8 +49,10 @@ __all__ = [
     "PostgresJobDriver",
     "RedisJobDriver",
     "RunFilter",
+    "SqliteJobDriver",
     "job_driver_from_url",
     "memory_job_driver",
     "postgres_job_driver",
     "redis_job_driver",
+    "sqlite_job_driver",
 ]

@@ -1,7 +1,11 @@
-"""The introspection refusals every driver (and the CLI) words the same way."""
+"""The refusals every driver (and the CLI) words the same way."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+from ferry.drivers.protocol import EnqueueRequest
 from ferry.errors import FerryError
 
 
@@ -35,3 +39,16 @@ def no_transaction_to_join(what: str, driver: str, fix: str) -> FerryError:
         "the application's to join",
         fix,
     )
+
+
+def shared_connection(requests: Sequence[EnqueueRequest]) -> Any:
+    """The one connection a batch of enqueues joins (``None``: the driver's own);
+    ``X_INVARIANT`` when the batch names several."""
+    connection = requests[0].connection
+    if any(r.connection is not connection for r in requests):
+        raise FerryError(
+            "X_INVARIANT",
+            f"enqueue_many got {len(requests)} requests that join different transactions",
+            "pass one connection= for the whole batch, or enqueue them separately",
+        )
+    return connection

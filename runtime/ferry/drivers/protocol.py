@@ -5,7 +5,7 @@ concurrency slots, the scheduler's leadership and last ticks, the outbox, the we
 ledger, the backfill ledger, introspection, retention, and moving runs to another store
 (``RunTransfer``, what ``ferry jobs drain`` runs on). It opens one pool and one
 LISTEN session (where its store has one) and hands the stores out as properties; nothing
-outside ``ferry.drivers`` opens a database. Memory, Postgres and Redis implement all of
+outside ``ferry.drivers`` opens a database. Memory, Postgres, SQLite and Redis implement all
 it, and ``tests/conformance`` runs every behaviour — the worker's real claim and settle
 path included — on each.
 
@@ -75,7 +75,8 @@ class EnqueueRequest:
     concurrency_key: str | None = None
     priority: int = 0
     connection: Any = None
-    """A transaction to join (an asyncpg connection for Postgres); ``None``: the driver's own."""
+    """A transaction to join (an asyncpg connection for Postgres, an aiosqlite one for
+    SQLite); ``None``: the driver's own."""
     payload_json: str | None = None
     """``payload`` as JSON text, serialised once by the enqueue facade after its checks; a
     driver that stores text stores this (``None``: serialise ``payload`` itself)."""
@@ -755,7 +756,7 @@ class JobDriver(Protocol):
 
     @property
     def name(self) -> str:
-        """A short name for logs and ``describe`` (``"postgres"``, ``"memory"``)."""
+        """A short name for logs and ``describe`` (``"postgres"``, ``"sqlite"``, ``"memory"``)."""
         ...
 
     @property

@@ -1,6 +1,7 @@
 """The settle state machine: what an attempt's verdict does to its run, in one place.
 
-Every driver follows these rules; the Postgres settle statement receives the decisions made
+Every driver follows these rules: the memory and SQLite drivers apply ``settle_run`` to the
+run they read under their lock; the Postgres settle statement receives the decisions made
 here as parameters (and applies the one rule that depends on the locked row, the cancel
 override, in SQL that names this module). The rules:
 
@@ -30,6 +31,7 @@ from ferry.drivers.protocol import (
     JobState,
     NackOptions,
     NackOutcome,
+    Progress,
     Renewal,
     RenewalAnswer,
     Settle,
@@ -80,6 +82,47 @@ def with_cancel_request(planned: Transition, *, cancel_requested: bool) -> Trans
     if cancel_requested and planned.requeues:
         return Transition("cancelled", gives_back_attempt=planned.gives_back_attempt)
     return planned
+
+
+@dataclass(frozen=True, slots=True)
+class SettleFields:
+    """The fields of a run a settle decides (besides the result an ack stores, and the
+    lease every landed settle clears)."""
+
+    state: JobState
+    attempts: int
+    run_at_ms: int
+    last_error: JobError | None
+    progress: Progress | None
+    finished_at_ms: int | None
+
+
+def settle_run(
+    current: SettleFields,
+    settle: AckOptions | NackOptions,
+    *,
+    cancel_requested: bool,
+    now_ms: int,
+) -> SettleFields:
+    """``current`` after ``settle`` lands at ``now_ms``: every rule above, applied to a run
+    read under the driver's lock (the memory and SQLite drivers settle through this)."""
+    planned = transition(settle)
+    outcome = with_cancel_request(planned, cancel_requested=cancel_requested)
+    last_error, run_at_ms = current.last_error, current.run_at_ms
+    if isinstance(settle, NackOptions):
+        last_error = settle.error or last_error
+        if not outcome.finishes:  # an ended run keeps the instant it became due
+            run_at_ms = settle.run_at_ms if settle.run_at_ms is not None else now_ms
+    if outcome is not planned:
+        last_error = CANCELLED_BY_OPERATOR
+    return SettleFields(
+        state=outcome.state,
+        attempts=current.attempts - (1 if outcome.gives_back_attempt else 0),
+        run_at_ms=run_at_ms,
+        last_error=last_error,
+        progress=settle.progress or current.progress,
+        finished_at_ms=now_ms if outcome.finishes else current.finished_at_ms,
+    )
 
 
 def holds_lease(

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
+from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._memory.backfills import MemoryBackfillLedger
 from ferry.drivers._memory.introspect import MemoryIntrospection
 from ferry.drivers._memory.leases import MemoryLeaseStore
@@ -38,13 +39,7 @@ from ferry.drivers.protocol import (
     RetentionPolicy,
     Settle,
 )
-from ferry.drivers.settle import (
-    CANCELLED_BY_OPERATOR,
-    DerivedCalls,
-    first_of_each,
-    transition,
-    with_cancel_request,
-)
+from ferry.drivers.settle import DerivedCalls, first_of_each, settle_run
 from ferry.errors import FerryError
 
 
@@ -120,6 +115,33 @@ class MemoryJobDriver(DerivedCalls):
     def transfer(self) -> MemoryTransfer:
         return self._transfer
 
+    @property
+    def where(self) -> str:
+        """Where its runs are, as messages name it (``ferry dev --db memory://``)."""
+        return "this process's memory"
+
+    @property
+    def migrations(self) -> tuple[Migration, ...]:
+        """None: there are no tables to migrate."""
+        return ()
+
+    async def open(self) -> None:
+        """Nothing to connect to; refuses a closed driver like every other call."""
+        self._check_open()
+
+    async def migrate(self) -> list[int]:
+        """Nothing to apply."""
+        self._check_open()
+        return []
+
+    async def inspect(self) -> tuple[str, LedgerState]:
+        """What ``ferry doctor`` reports: memory, and a ledger with nothing to judge."""
+        return "memory (not durable: gone when this process exits)", LedgerState((), (), None)
+
+    async def database_now_ms(self) -> None:
+        """None: there is no database clock, only this process's."""
+        return None
+
     def wake(self) -> MemoryWake:
         return self._wake
 
@@ -137,8 +159,8 @@ class MemoryJobDriver(DerivedCalls):
             raise no_transaction_to_join(
                 f'enqueue of job "{request.name}"',
                 "memory",
-                "use postgres_job_driver() for transactional enqueue; in tests, run the "
-                "harness on Postgres, or enqueue without connection=",
+                "use postgres_job_driver() or sqlite_job_driver() for transactional enqueue; "
+                "in tests, run the harness on one of them, or enqueue without connection=",
             )
         existing = self._runs.by_key.get(request.idempotency_key)
         if existing is not None:
@@ -214,24 +236,17 @@ class MemoryJobDriver(DerivedCalls):
             if not first or run is None or not run.held_by(settle.worker_id, now):
                 landed.append(False)
                 continue
-            planned = transition(settle)
-            outcome = with_cancel_request(
-                planned, cancel_requested=run.cancel_requested_at_ms is not None
+            fields = settle_run(
+                run.settle_fields(),
+                settle,
+                cancel_requested=run.cancel_requested_at_ms is not None,
+                now_ms=now,
             )
-            run.state = outcome.state
-            if outcome.gives_back_attempt:
-                run.attempts -= 1
+            run.state, run.attempts, run.run_at_ms = fields.state, fields.attempts, fields.run_at_ms
+            run.last_error, run.progress = fields.last_error, fields.progress
+            run.finished_at_ms = fields.finished_at_ms
             if isinstance(settle, AckOptions):
                 run.result = settle.result
-            else:
-                run.last_error = settle.error or run.last_error
-                if not outcome.finishes:  # an ended run keeps the instant it became due
-                    run.run_at_ms = settle.run_at_ms if settle.run_at_ms is not None else now
-            if outcome is not planned:
-                run.last_error = CANCELLED_BY_OPERATOR
-            if outcome.finishes:
-                run.finished_at_ms = now
-            run.progress = settle.progress or run.progress
             run.locked_by = run.lease_expires_at_ms = None
             run.updated_at_ms = now
             self._leases.release_holder(run.id)

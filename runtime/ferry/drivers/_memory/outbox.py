@@ -42,8 +42,8 @@ class MemoryOutbox:
             raise no_transaction_to_join(
                 f'outbox append of "{type}"',
                 "memory",
-                "use the postgres driver's outbox for transactional appends; with the "
-                "memory driver pass connection=None (the entry is written at once)",
+                "use the postgres or sqlite driver's outbox for transactional appends; with "
+                "the memory driver pass connection=None (the entry is written at once)",
             )
         entry = _Entry(next(self._ids), type, document, self._clock.now_ms())
         self._entries[entry.id] = entry

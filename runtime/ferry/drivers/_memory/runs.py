@@ -14,7 +14,7 @@ from ferry.drivers.protocol import (
     Progress,
     RunSummary,
 )
-from ferry.drivers.settle import holds_lease
+from ferry.drivers.settle import SettleFields, holds_lease
 
 
 @dataclass
@@ -57,6 +57,17 @@ class Run:
             lease_expires_at_ms=self.lease_expires_at_ms,
             worker_id=worker_id,
             now_ms=now_ms,
+        )
+
+    def settle_fields(self) -> SettleFields:
+        """The fields a settle decides, as they stand."""
+        return SettleFields(
+            state=self.state,
+            attempts=self.attempts,
+            run_at_ms=self.run_at_ms,
+            last_error=self.last_error,
+            progress=self.progress,
+            finished_at_ms=self.finished_at_ms,
         )
 
     def due(self, now_ms: int) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ferry.drivers._postgres.columns import from_json_text, json_text, run_pk
+from ferry.drivers._columns import checkpoint_of, json_text, run_pk
 from ferry.drivers._postgres.database import Database
 from ferry.drivers.protocol import BackfillCheckpoint
 
@@ -18,14 +18,7 @@ class PostgresBackfillLedger:
         row = await pool.fetchrow(self._db.queries["backfill_load"], key)
         if row is None:
             return None
-        return BackfillCheckpoint(
-            key=row["key"],
-            cursor=from_json_text(row["cursor"]),
-            processed=row["processed"],
-            pages=row["pages"],
-            done=row["done"],
-            updated_at_ms=row["updated_at_ms"],
-        )
+        return checkpoint_of(row)
 
     async def save(self, checkpoint: BackfillCheckpoint, *, job_id: str, worker_id: str) -> bool:
         pk = run_pk(job_id)

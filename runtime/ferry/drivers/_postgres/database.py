@@ -18,7 +18,8 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from ferry._clock import Clock
-from ferry.drivers._postgres.ledger import Migration
+from ferry.drivers._ledger import LedgerState, Migration
+from ferry.drivers._postgres.ledger import read_ledger
 from ferry.drivers._postgres.migrate import apply_migrations
 from ferry.drivers._postgres.queries import Queries
 from ferry.drivers._postgres.reach import connection_refusals
@@ -80,6 +81,24 @@ class Database:
                 applied = await apply_migrations(connection, self.queries, self.clock)
         self._migrated = True
         return applied
+
+    async def inspect(self) -> tuple[str, LedgerState]:
+        """The server's version and the judged ledger, on a connection of its own (or one
+        borrowed from a given pool), applying nothing: what ``ferry doctor`` reports."""
+        self.check_open()
+        with connection_refusals(self._dsn):
+            if not isinstance(self._target, str):
+                async with self._target.acquire() as borrowed:
+                    return await self._inspect(borrowed)
+            connection = await asyncpg.connect(self._target, timeout=10)
+            try:
+                return await self._inspect(connection)
+            finally:
+                await connection.close()
+
+    async def _inspect(self, connection: ListenConnection) -> tuple[str, LedgerState]:
+        version = await connection.fetchval("SHOW server_version")
+        return f"PostgreSQL {version}", await read_ledger(connection, self.queries)
 
     def listen_session(self) -> AbstractAsyncContextManager[ListenConnection]:
         """A connection to LISTEN on: a dedicated one for a DSN, a borrowed one for a pool."""

@@ -16,17 +16,19 @@ import asyncpg
 from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
-from ferry.drivers._postgres.backfills import PostgresBackfillLedger
-from ferry.drivers._postgres.columns import (
+from ferry.drivers._columns import (
     array_columns,
-    from_json_text,
+    claimed_of,
     json_text,
     progress_columns,
     run_pk,
 )
+from ferry.drivers._ledger import LedgerState, Migration
+from ferry.drivers._postgres.backfills import PostgresBackfillLedger
 from ferry.drivers._postgres.database import Database, Pool
 from ferry.drivers._postgres.introspect import PostgresIntrospection
 from ferry.drivers._postgres.leases import PostgresLeaseStore
+from ferry.drivers._postgres.ledger import known_migrations
 from ferry.drivers._postgres.location import pool_location, store_location
 from ferry.drivers._postgres.outbox import PostgresOutbox
 from ferry.drivers._postgres.scheduler import PostgresSchedulerStore
@@ -34,6 +36,7 @@ from ferry.drivers._postgres.steps import PostgresStepStore
 from ferry.drivers._postgres.transfer import PostgresTransfer
 from ferry.drivers._postgres.wake import ChannelWake, Listener
 from ferry.drivers._postgres.webhooks import PostgresWebhookLedger
+from ferry.drivers._refusals import shared_connection
 from ferry.drivers._retention import pruned_in_batches
 from ferry.drivers.protocol import (
     AckOptions,
@@ -106,6 +109,16 @@ class PostgresJobDriver(DerivedCalls):
         return self._db.queries.schema
 
     @property
+    def where(self) -> str:
+        """The schema, as messages name it."""
+        return f'schema "{self.schema}"'
+
+    @property
+    def migrations(self) -> tuple[Migration, ...]:
+        """Every migration this ferry ships for Postgres."""
+        return known_migrations()
+
+    @property
     def max_payload_bytes(self) -> int:
         return self._max_payload_bytes
 
@@ -152,6 +165,14 @@ class PostgresJobDriver(DerivedCalls):
     async def migrate(self) -> list[int]:
         """Apply pending migrations now; answers the versions this call applied."""
         return [migration.version for migration in await self._db.migrate()]
+
+    async def inspect(self) -> tuple[str, LedgerState]:
+        """The server and the schema's judged ledger, changing nothing (``ferry doctor``)."""
+        return await self._db.inspect()
+
+    async def database_now_ms(self) -> int:
+        """The server's wall clock, in epoch ms (``ferry doctor``'s skew check)."""
+        return await self._introspect.server_now_ms()
 
     def wake(self) -> ChannelWake:
         """This driver's one LISTEN session, on the runs channel; listening once called."""
@@ -208,7 +229,7 @@ class PostgresJobDriver(DerivedCalls):
             list(options.names) if options.names is not None else None,
             *((list(limits), list(limits.values())) if limits else ()),
         )
-        return [_claimed(row) for row in rows]
+        return [claimed_of(row, slot_held=row.get("slot_held", False)) for row in rows]
 
     async def settle_many(self, settles: Sequence[Settle]) -> list[bool]:
         pool = await self._db.pool()
@@ -292,13 +313,7 @@ class PostgresJobDriver(DerivedCalls):
 
     async def _session_for(self, requests: Sequence[EnqueueRequest]) -> _Fetches:
         """The caller's connection when the requests join its transaction, else the pool."""
-        connection = requests[0].connection
-        if any(r.connection is not connection for r in requests):
-            raise FerryError(
-                "X_INVARIANT",
-                f"enqueue_many got {len(requests)} requests that join different transactions",
-                "pass one connection= for the whole batch, or enqueue them separately",
-            )
+        connection = shared_connection(requests)
         pool = await self._db.pool()
         if connection is None:
             return pool
@@ -352,25 +367,6 @@ def _settle_row(pk: int, settle: AckOptions | NackOptions, now: int) -> tuple[An
         error.code if error is not None else None,
         error.message if error is not None else None,
         *progress,
-    )
-
-
-def _claimed(row: asyncpg.Record) -> ClaimedJob:
-    return ClaimedJob(
-        id=row["id"],
-        name=row["name"],
-        queue=row["queue"],
-        payload=from_json_text(row["payload"]),
-        idempotency_key=row["idempotency_key"],
-        attempt=row["attempts"],
-        max_attempts=row["max_attempts"],
-        tenant=row["tenant"],
-        actor=row["actor"],
-        concurrency_key=row["concurrency_key"],
-        run_at_ms=row["run_at_ms"],
-        created_at_ms=row["created_at_ms"],
-        lease_expires_at_ms=row["lease_expires_at_ms"],
-        slot_held=row.get("slot_held", False),
     )
 
 

@@ -5,14 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-import asyncpg
-
 from ferry._names import check_name
-from ferry.drivers._postgres.columns import from_json_text, job_error_of, progress_of, run_pk
+from ferry.drivers._columns import detail_of, latency_of, queue_stats_of, run_pk, summary_of
 from ferry.drivers._postgres.database import Database
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
 from ferry.drivers.protocol import (
-    JOB_STATES,
     JobState,
     OutcomeBucket,
     QueueStats,
@@ -46,7 +43,7 @@ class PostgresIntrospection:
             f.lease_expired,
             self._db.clock.now_ms(),
         )
-        return [_summary(row) for row in rows]
+        return [summary_of(row) for row in rows]
 
     async def get_run(self, job_id: str) -> RunDetail | None:
         pk = run_pk(job_id)
@@ -54,20 +51,8 @@ class PostgresIntrospection:
         row = await pool.fetchrow(self._db.queries["run_get"], pk) if pk is not None else None
         if row is None:
             return None
-        return RunDetail(
-            summary=_summary(row),
-            payload=from_json_text(row["payload"]),
-            idempotency_key=row["idempotency_key"],
-            actor=row["actor"],
-            concurrency_key=row["concurrency_key"],
-            locked_by=row["locked_by"],
-            lease_expires_at_ms=row["lease_expires_at_ms"],
-            result=from_json_text(row["result"]),
-            progress=progress_of(row["progress_current"], row["progress_total"]),
-            finished_at_ms=row["finished_at_ms"],
-            steps=tuple(StepRecord(**step) for step in json.loads(row["steps"])),
-            cancel_requested_at_ms=row["cancel_requested_at_ms"],
-        )
+        steps = [StepRecord(**step) for step in json.loads(row["steps"])]
+        return detail_of(row, steps)
 
     async def retry_run(self, job_id: str) -> None:
         await self._transition(job_id, "run_retry", "retried", "dead or cancelled")
@@ -94,17 +79,7 @@ class PostgresIntrospection:
     async def recent_latencies(self, limit: int) -> Sequence[RunLatency]:
         pool = await self._db.pool()
         rows = await pool.fetch(self._db.queries["recent_latencies"], max(limit, 0))
-        return [
-            RunLatency(
-                id=row["id"],
-                queue=row["queue"],
-                name=row["name"],
-                state=row["state"],
-                finished_at_ms=row["finished_at_ms"],
-                latency_ms=row["latency_ms"],
-            )
-            for row in rows
-        ]
+        return [latency_of(row) for row in rows]
 
     async def revoke_session(self, session: str, *, until_ms: int) -> None:
         pool = await self._db.pool()
@@ -136,22 +111,9 @@ class PostgresIntrospection:
     async def stats(self) -> list[QueueStats]:
         """Counts per queue and state (every state present), paused queues included."""
         pool = await self._db.pool()
-        counts: dict[str, dict[JobState, int]] = {}
-        paused: set[str] = set()
-        oldest: dict[str, int] = {}
-        now = self._db.clock.now_ms()
-        for row in await pool.fetch(self._db.queries["queue_stats"], now):
-            per_queue = counts.setdefault(row["queue"], dict.fromkeys(JOB_STATES, 0))
-            if row["paused"]:
-                paused.add(row["queue"])
-            else:
-                per_queue[row["state"]] = row["runs"]
-                if row["oldest_due_at_ms"] is not None:
-                    oldest[row["queue"]] = row["oldest_due_at_ms"]
-        return [
-            QueueStats(queue, state_counts, queue in paused, oldest.get(queue))
-            for queue, state_counts in sorted(counts.items())
-        ]
+        return queue_stats_of(
+            await pool.fetch(self._db.queries["queue_stats"], self._db.clock.now_ms())
+        )
 
     async def _transition(self, job_id: str, query: str, action: str, allowed: str) -> JobState:
         """Run a guarded state change; answers the state before it, and refuses a missing
@@ -169,19 +131,3 @@ class PostgresIntrospection:
             raise run_in_wrong_state(job_id, row["name"], row["state"], action, allowed)
         state: JobState = row["state"]
         return state
-
-
-def _summary(row: asyncpg.Record) -> RunSummary:
-    return RunSummary(
-        id=row["id"],
-        name=row["name"],
-        queue=row["queue"],
-        state=row["state"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        tenant=row["tenant"],
-        run_at_ms=row["run_at_ms"],
-        created_at_ms=row["created_at_ms"],
-        updated_at_ms=row["updated_at_ms"],
-        last_error=job_error_of(row["last_error_code"], row["last_error_message"]),
-    )

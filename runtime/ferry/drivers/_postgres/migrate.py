@@ -13,7 +13,8 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from ferry._clock import Clock
-from ferry.drivers._postgres.ledger import Migration, objects_exist, read_ledger
+from ferry.drivers._ledger import Migration, objects_exist
+from ferry.drivers._postgres.ledger import place_of, read_ledger
 from ferry.drivers._postgres.queries import Queries
 
 #: What a migration raises when what it creates is already there (its ledger row is not).
@@ -55,7 +56,7 @@ async def apply_migrations(
             try:
                 await connection.execute(queries.render(migration.sql))
             except _ALREADY_THERE as exists:
-                raise objects_exist(queries.schema, migration, exists) from None
+                raise objects_exist(place_of(queries.schema), migration, exists) from None
             await connection.execute(
                 queries["migration_record"],
                 migration.version,

@@ -13,8 +13,8 @@ from typing import Any
 
 import asyncpg
 
+from ferry.drivers._columns import from_json_text, json_text
 from ferry.drivers._outbox import checked_entry
-from ferry.drivers._postgres.columns import from_json_text, json_text
 from ferry.drivers._postgres.database import Database
 from ferry.drivers._postgres.wake import ChannelWake
 from ferry.drivers.protocol import OutboxEntry

@@ -10,10 +10,8 @@ Substitution is safe because ``checked_schema`` admits only ``[a-z0-9_]`` names.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from functools import cache
-from importlib import resources
 
+from ferry.drivers._sql import sql_files
 from ferry.errors import FerryError
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -59,7 +57,10 @@ class Queries:
         self.schema = checked_schema(schema)
         self.channel = channel_for(schema)
         self.outbox_channel = outbox_channel_for(schema)
-        self._rendered = {name: self.render(text) for name, text in _sources().items()}
+        self._rendered = {
+            name: self.render(text)
+            for name, text in sql_files("ferry.drivers._postgres.sql.queries").items()
+        }
 
     def __getitem__(self, name: str) -> str:
         return self._rendered[name]
@@ -71,14 +72,3 @@ class Queries:
             .replace("{outbox_channel}", f"'{self.outbox_channel}'")
             .replace("{channel}", f"'{self.channel}'")
         )
-
-
-@cache
-def _sources() -> Mapping[str, str]:
-    """Every ``sql/queries/*.sql`` file, by file stem, read once per process."""
-    folder = resources.files("ferry.drivers._postgres.sql.queries")
-    return {
-        entry.name.removesuffix(".sql"): entry.read_text(encoding="utf-8")
-        for entry in folder.iterdir()
-        if entry.name.endswith(".sql")
-    }

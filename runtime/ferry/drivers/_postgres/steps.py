@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ferry.drivers._postgres.columns import run_pk, step_columns, step_of
+from ferry.drivers._columns import run_pk, step_columns, step_of
 from ferry.drivers._postgres.database import Database
 from ferry.drivers.protocol import StepRecord
 

@@ -12,19 +12,16 @@ from typing import Any, TypeAlias
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
-from ferry.drivers._postgres.columns import (
+from ferry.drivers._columns import (
     array_columns,
-    from_json_text,
-    job_error_of,
     json_text,
     progress_columns,
-    progress_of,
     run_pk,
     step_columns,
     step_of,
 )
 from ferry.drivers._postgres.database import Database
-from ferry.drivers._transfer import answer_for
+from ferry.drivers._transfer import answer_for, moved_of
 from ferry.drivers.protocol import ImportResult, MovedRun, StepRecord
 
 Connection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
@@ -60,7 +57,7 @@ class PostgresTransfer:
             pks = [int(row["id"]) for row in rows]
             for step in await pool.fetch(self._db.queries["step_load"], pks):
                 steps[step["job_id"]].append(step_of(step))
-        return [_moved(row, steps[row["id"]]) for row in rows]
+        return [moved_of(row, steps[row["id"]]) for row in rows]
 
     async def import_runs(self, runs: Sequence[MovedRun]) -> list[ImportResult]:
         if not runs:
@@ -150,27 +147,4 @@ def _run_row(run: MovedRun) -> tuple[Any, ...]:
         *progress_columns(run.progress),
         run.created_at_ms,
         run.finished_at_ms,
-    )
-
-
-def _moved(row: asyncpg.Record, steps: list[StepRecord]) -> MovedRun:
-    return MovedRun(
-        id=row["id"],
-        name=row["name"],
-        queue=row["queue"],
-        payload=from_json_text(row["payload"]),
-        idempotency_key=row["idempotency_key"],
-        state=row["moving_from"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        priority=row["priority"],
-        run_at_ms=row["run_at_ms"],
-        tenant=row["tenant"],
-        actor=row["actor"],
-        concurrency_key=row["concurrency_key"],
-        last_error=job_error_of(row["last_error_code"], row["last_error_message"]),
-        progress=progress_of(row["progress_current"], row["progress_total"]),
-        created_at_ms=row["created_at_ms"],
-        finished_at_ms=row["finished_at_ms"],
-        steps=tuple(steps),
     )

@@ -21,6 +21,7 @@ from redis.asyncio import Redis
 from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
+from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._redis.backfills import RedisBackfillLedger
 from ferry.drivers._redis.codec import from_json_text, json_text, opt, progress_args
 from ferry.drivers._redis.connection import Connection
@@ -133,6 +134,16 @@ class RedisJobDriver(DerivedCalls):
     def backfills(self) -> RedisBackfillLedger:
         return self._backfills
 
+    @property
+    def where(self) -> str:
+        """Where its keys are, as messages name it: ``redis prefix "ferry"``."""
+        return f'redis prefix "{self.prefix}"'
+
+    @property
+    def migrations(self) -> tuple[Migration, ...]:
+        """None: Redis keeps no schema to migrate."""
+        return ()
+
     async def open(self) -> None:
         """Connect and check the server answers; every other method does this first."""
         await self._connection.open()
@@ -142,6 +153,17 @@ class RedisJobDriver(DerivedCalls):
         unreachable server is refused here as on Postgres). Answers no versions."""
         await self._connection.open()
         return []
+
+    async def inspect(self) -> tuple[str, LedgerState]:
+        """What ``ferry doctor`` reports: the server's version, and a ledger with nothing
+        to judge."""
+        info = await (await self._connection.client()).info("server")
+        return f"Redis {info['redis_version']}", LedgerState((), (), None)
+
+    async def database_now_ms(self) -> int:
+        """The server's clock (``TIME``), for the skew check."""
+        seconds, microseconds = await (await self._connection.client()).time()
+        return int(seconds) * 1_000 + int(microseconds) // 1_000
 
     def wake(self) -> ChannelWake:
         """This driver's one pub/sub session, on the runs channel; listening once called."""
@@ -163,8 +185,9 @@ class RedisJobDriver(DerivedCalls):
                 f'enqueue of job "{joining.name}"',
                 "redis",
                 "enqueue without connection= (the run is written at once), or append to the "
-                "outbox of the application's SQL database (postgres_job_driver(...).outbox) "
-                "in its transaction and let the relay enqueue here",
+                "outbox of the application's SQL database (postgres_job_driver(...).outbox, "
+                "sqlite_job_driver(...).outbox) in its transaction and let the relay enqueue "
+                "here",
             )
         args: list[str | int] = [self._clock.now_ms(), len(requests)]
         for r in requests:

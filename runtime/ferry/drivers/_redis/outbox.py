@@ -40,8 +40,8 @@ class RedisOutbox:
                 f'outbox append of "{type}"',
                 "redis",
                 "append with connection=None (the entry is written at once), or keep the "
-                "outbox in the application's SQL database (postgres_job_driver(...).outbox) "
-                "so the entry commits with the business write",
+                "outbox in the application's SQL database (postgres_job_driver(...).outbox, "
+                "sqlite_job_driver(...).outbox) so the entry commits with the business write",
             )
         entry_id = await self._connection.run(
             "outbox_append", type, json_text(document), self._clock.now_ms()

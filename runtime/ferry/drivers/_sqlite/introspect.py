@@ -1,0 +1,184 @@
+"""``JobIntrospection`` on SQLite: what ``ferry jobs`` and the dashboard read and do.
+
+Reads go through the driver's reader (WAL lets them run beside any writer); an operator's
+action reads the run's state and changes it in one ``BEGIN IMMEDIATE`` transaction, so a
+worker's claim or settle cannot slip in between.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+
+from ferry._names import check_name
+from ferry.drivers._columns import (
+    detail_of,
+    latency_of,
+    queue_stats_of,
+    run_pk,
+    step_of,
+    summary_of,
+)
+from ferry.drivers._refusals import run_in_wrong_state, run_not_found
+from ferry.drivers._sqlite.database import Database, snapshot
+from ferry.drivers.protocol import (
+    JobState,
+    OutcomeBucket,
+    QueueStats,
+    RunDetail,
+    RunFilter,
+    RunLatency,
+    RunSummary,
+)
+from ferry.drivers.settle import CANCELLED_BY_OPERATOR
+
+
+class SqliteIntrospection:
+    """Operator reads and actions over ``ferry_jobs``; ``woke`` wakes this process's idle
+    workers when an action puts a run back."""
+
+    def __init__(self, database: Database, woke: Callable[[], None]) -> None:
+        self._db = database
+        self._woke = woke
+
+    async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
+        f = run_filter
+        parameters = {
+            "queue": f.queue,
+            "name": f.name,
+            "state": f.state,
+            "tenant": f.tenant,
+            "created_after": f.created_after_ms,
+            "created_before": f.created_before_ms,
+            "before_id": int(f.before_id) if f.before_id is not None else None,
+            "limit": max(f.limit, 0),
+            "lease_expired": f.lease_expired,
+            "now": self._db.clock.now_ms(),
+        }
+        rows = await self._db.fetch("runs_list", parameters)
+        return [summary_of(row) for row in rows]
+
+    async def get_run(self, job_id: str) -> RunDetail | None:
+        pk = run_pk(job_id)
+        queries = self._db.queries
+
+        def read(c: sqlite3.Connection) -> tuple[sqlite3.Row | None, list[sqlite3.Row]]:
+            run = c.execute(queries["run_get"], {"id": pk}).fetchone()
+            return run, c.execute(queries["run_steps"], {"id": pk}).fetchall()
+
+        if pk is None:
+            await self._db.open()
+            return None
+        row, steps = await self._db.read(lambda c: snapshot(c, read))
+        if row is None:
+            return None
+        return detail_of(row, [step_of(step) for step in steps])
+
+    async def retry_run(self, job_id: str) -> None:
+        queries = self._db.queries
+
+        def retry(c: sqlite3.Connection, pk: int, state: str, now: int) -> None:
+            c.execute(queries["run_retry"], {"id": pk, "now": now})
+
+        await self._act(job_id, "retried", "dead or cancelled", {"dead", "cancelled"}, retry)
+        self._woke()
+
+    async def cancel_run(self, job_id: str) -> JobState:
+        queries = self._db.queries
+
+        def cancel(c: sqlite3.Connection, pk: int, state: str, now: int) -> None:
+            if state == "running":  # its worker's heartbeat acts on the request
+                c.execute(queries["run_cancel_request"], {"id": pk, "now": now})
+                return
+            c.execute(
+                queries["run_cancel"],
+                {
+                    "id": pk,
+                    "now": now,
+                    "error_code": CANCELLED_BY_OPERATOR.code,
+                    "error_message": CANCELLED_BY_OPERATOR.message,
+                },
+            )
+
+        before = await self._act(
+            job_id,
+            "cancelled",
+            "queued, sleeping or running",
+            {"queued", "sleeping", "running"},
+            cancel,
+        )
+        return "running" if before == "running" else "cancelled"
+
+    async def throughput(self, since_ms: int) -> Mapping[str, int]:
+        rows = await self._db.fetch("queue_throughput", {"since": since_ms})
+        return {row["queue"]: row["completed"] for row in rows}
+
+    async def outcome_series(self, since_ms: int, bucket_ms: int) -> Sequence[OutcomeBucket]:
+        parameters = {"since": since_ms, "bucket": bucket_ms}
+        rows = await self._db.fetch("outcome_series", parameters)
+        return [
+            OutcomeBucket(row["queue"], row["start_ms"], row["completed"], row["dead"])
+            for row in rows
+        ]
+
+    async def recent_latencies(self, limit: int) -> Sequence[RunLatency]:
+        rows = await self._db.fetch("recent_latencies", {"limit": max(limit, 0)})
+        return [latency_of(row) for row in rows]
+
+    async def revoke_session(self, session: str, *, until_ms: int) -> None:
+        queries = self._db.queries
+        parameters = {"session": session, "until": until_ms, "now": self._db.clock.now_ms()}
+
+        def revoke(c: sqlite3.Connection) -> None:
+            c.execute(queries["sessions_lapsed"], parameters)
+            c.execute(queries["session_revoke"], parameters)
+
+        await self._db.transaction(revoke)
+
+    async def session_revoked(self, session: str) -> bool:
+        parameters = {"session": session, "now": self._db.clock.now_ms()}
+        [[revoked]] = await self._db.fetch("session_revoked", parameters)
+        return bool(revoked)
+
+    async def pause_queue(self, queue: str) -> None:
+        check_name(queue, what="queue")
+        parameters = {"queue": queue, "now": self._db.clock.now_ms()}
+        await self._db.execute("queue_pause", parameters)
+
+    async def resume_queue(self, queue: str) -> None:
+        check_name(queue, what="queue")
+        await self._db.execute("queue_resume", {"queue": queue})
+        self._woke()
+
+    async def stats(self) -> list[QueueStats]:
+        """Counts per queue and state (every state present), paused queues included."""
+        return queue_stats_of(await self._db.fetch("queue_stats", {"now": self._db.clock.now_ms()}))
+
+    async def _act(
+        self,
+        job_id: str,
+        action: str,
+        allowed: str,
+        states: set[str],
+        change: Callable[[sqlite3.Connection, int, str, int], None],
+    ) -> JobState:
+        """Run ``change`` on the run if its state is one of ``states``, under the write
+        lock; answers the state before it, and refuses a missing run or another state."""
+        pk = run_pk(job_id)
+        queries = self._db.queries
+
+        def act(c: sqlite3.Connection, pk: int) -> tuple[str, JobState] | None:
+            row = c.execute(queries["run_state"], {"id": pk}).fetchone()
+            if row is None:
+                return None
+            if row["state"] in states:
+                change(c, pk, row["state"], self._db.clock.now_ms())
+            return row["name"], row["state"]
+
+        found = await self._db.transaction(lambda c: act(c, pk)) if pk is not None else None
+        if found is None:
+            raise run_not_found(job_id)
+        name, state = found
+        if state not in states:
+            raise run_in_wrong_state(job_id, name, state, action, allowed)
+        return state

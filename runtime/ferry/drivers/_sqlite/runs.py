@@ -1,0 +1,262 @@
+"""The run statements' Python side: the lease fence, the settle rules and enqueue batches.
+
+Each function here runs on the writer's thread inside one ``BEGIN IMMEDIATE`` transaction
+(``Database.transaction``; ``write_if_held`` submits its own), so what it reads cannot
+change before it writes: the fence and
+the settle rules are ``ferry.drivers.settle``'s own functions applied to the row, not a
+copy of them in SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ferry.drivers._columns import (
+    claimed_of,
+    job_error_of,
+    json_text,
+    progress_columns,
+    progress_of,
+    run_pk,
+)
+from ferry.drivers._sqlite.database import Database
+from ferry.drivers.protocol import (
+    AckOptions,
+    ClaimedJob,
+    ClaimOptions,
+    EnqueueRequest,
+    EnqueueResult,
+    Renewal,
+    RenewalAnswer,
+    Settle,
+)
+from ferry.drivers.settle import SettleFields, first_of_each, holds_lease, settle_run
+
+Queries = Mapping[str, str]
+
+
+def held(
+    c: sqlite3.Connection, queries: Queries, job_id: str, worker_id: str, now_ms: int
+) -> sqlite3.Row | None:
+    """Run ``job_id``'s row if ``worker_id`` holds its lease at ``now_ms`` (the fence)."""
+    pk = run_pk(job_id)
+    row: sqlite3.Row | None = (
+        c.execute(queries["run_held"], {"id": pk}).fetchone() if pk is not None else None
+    )
+    if row is None or not holds_lease(
+        state=row["state"],
+        locked_by=row["locked_by"],
+        lease_expires_at_ms=row["lease_expires_at_ms"],
+        worker_id=worker_id,
+        now_ms=now_ms,
+    ):
+        return None
+    return row
+
+
+async def write_if_held(
+    database: Database, job_id: str, worker_id: str, query: str, parameters: Mapping[str, object]
+) -> bool:
+    """Run the statement named ``query`` (a step, a backfill checkpoint) if ``worker_id``
+    still holds run ``job_id``, in one transaction; answers whether it did."""
+
+    def write(c: sqlite3.Connection) -> bool:
+        now_ms = database.clock.now_ms()
+        if held(c, database.queries, job_id, worker_id, now_ms) is None:
+            return False
+        c.execute(database.queries[query], parameters)
+        return True
+
+    return await database.transaction(write)
+
+
+def claim(
+    c: sqlite3.Connection, queries: Queries, options: ClaimOptions, now_ms: int
+) -> list[ClaimedJob]:
+    """Lease due runs (``claim``), or with ``options.limits`` also take each keyed run's
+    slot (``worker_claim`` then ``slot_take``, in the caller's transaction)."""
+    limits = options.limits
+    until = now_ms + options.lease_ms
+    parameters = {
+        "worker_id": options.worker_id,
+        "now": now_ms,
+        "lease_until": until,
+        "limit": max(options.limit, 0),
+        "queues": _json_or_null(options.queues),
+        "names": _json_or_null(options.names),
+        "limits": json.dumps(dict(limits)),
+    }
+    rows = c.execute(queries["worker_claim" if limits else "claim"], parameters).fetchall()
+    rows.sort(key=lambda r: (-r["priority"], r["run_at_ms"], r["pk"]))  # RETURNING is unordered
+    claimed = []
+    for row in rows:
+        keyed = row["name"] in limits and row["concurrency_key"] is not None
+        if keyed:
+            c.execute(
+                queries["slot_take"],
+                {"key": row["concurrency_key"], "holder": row["id"], "expires_at_ms": until},
+            )
+        claimed.append(claimed_of(row, slot_held=keyed))
+    return claimed
+
+
+def settle(
+    c: sqlite3.Connection, queries: Queries, settles: Sequence[Settle], now_ms: int
+) -> tuple[list[bool], bool]:
+    """Settle each attempt still held by its worker; answers which landed, and whether one
+    put a run back due now (idle workers should wake)."""
+    landed, woke = [], False
+    for (job_id, verdict), first in zip(
+        settles, first_of_each([job_id for job_id, _ in settles]), strict=True
+    ):
+        row = held(c, queries, job_id, verdict.worker_id, now_ms) if first else None
+        if row is None:
+            landed.append(False)
+            continue
+        fields = settle_run(
+            _settle_fields(row),
+            verdict,
+            cancel_requested=row["cancel_requested_at_ms"] is not None,
+            now_ms=now_ms,
+        )
+        error = fields.last_error
+        current, total = progress_columns(fields.progress)
+        acked = isinstance(verdict, AckOptions)
+        c.execute(
+            queries["settle"],
+            {
+                "id": run_pk(job_id),
+                "state": fields.state,
+                "attempts": fields.attempts,
+                "run_at_ms": fields.run_at_ms,
+                "acked": acked,
+                "result": json_text(verdict.result) if isinstance(verdict, AckOptions) else None,
+                "error_code": error.code if error is not None else None,
+                "error_message": error.message if error is not None else None,
+                "progress_current": current,
+                "progress_total": total,
+                "finished_at_ms": fields.finished_at_ms,
+                "now": now_ms,
+            },
+        )
+        c.execute(queries["slots_release"], {"holder": job_id})
+        woke = woke or (fields.state == "queued" and fields.run_at_ms <= now_ms)
+        landed.append(True)
+    return landed, woke
+
+
+def renew(
+    c: sqlite3.Connection, queries: Queries, renewals: Sequence[Renewal], now_ms: int
+) -> list[RenewalAnswer]:
+    """Extend each lease still held by its worker, and every slot its run holds."""
+    answers = []
+    for job_id, options in renewals:
+        row = held(c, queries, job_id, options.worker_id, now_ms)
+        if row is None:
+            answers.append(RenewalAnswer(landed=False))
+            continue
+        until = now_ms + options.lease_ms
+        current, total = progress_columns(options.progress)
+        c.execute(
+            queries["heartbeat"],
+            {
+                "id": run_pk(job_id),
+                "lease_until": until,
+                "progress_current": current,
+                "progress_total": total,
+                "now": now_ms,
+            },
+        )
+        c.execute(queries["slots_extend"], {"holder": job_id, "expires_at_ms": until})
+        answers.append(RenewalAnswer(True, row["cancel_requested_at_ms"] is not None))
+    return answers
+
+
+class EnqueueBatch:
+    """Enqueue requests as the ``enqueue`` and ``enqueue_existing`` statements take and
+    answer them: the same two statements on the driver's writer and on the application's
+    connection, whatever the batch size."""
+
+    def __init__(self, requests: Sequence[EnqueueRequest]) -> None:
+        self._requests = requests
+        self._first: dict[str, int] = {}  # key -> the request that writes it; later ones dedupe
+        for index, request in enumerate(requests):
+            self._first.setdefault(request.idempotency_key, index)
+        self._runs: dict[str, EnqueueResult] = {}
+        self.woke = False
+        """A run due at once was written: idle workers should wake."""
+
+    def insert(self, now_ms: int) -> dict[str, Any] | None:
+        """The ``enqueue`` parameters for every key not resolved yet (None: all are)."""
+        pending = [self._requests[i] for key, i in self._first.items() if key not in self._runs]
+        if not pending:
+            return None
+        return {"batch": json.dumps([_enqueue_row(r) for r in pending]), "now": now_ms}
+
+    def inserted(self, rows: Iterable[Sequence[Any]], now_ms: int) -> dict[str, Any] | None:
+        """Take the runs ``enqueue`` wrote; answers the ``enqueue_existing`` parameters for
+        the keys it skipped (None: it skipped none)."""
+        for job_id, key, _queue, run_at_ms in rows:
+            self._runs[key] = EnqueueResult(job_id, deduplicated=False)
+            self.woke = self.woke or run_at_ms <= now_ms
+        taken = [key for key in self._first if key not in self._runs]
+        return {"keys": json.dumps(taken)} if taken else None
+
+    def existing(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Take the runs already holding skipped keys (a key pruned meanwhile stays
+        unresolved, and the next ``insert`` writes it again)."""
+        for job_id, key in rows:
+            self._runs[key] = EnqueueResult(job_id, deduplicated=True)
+
+    def results(self) -> list[EnqueueResult]:
+        """One result per request, in request order (a repeated key is deduplicated)."""
+        return [
+            EnqueueResult(self._runs[r.idempotency_key].job_id, True)
+            if self._first[r.idempotency_key] != index
+            else self._runs[r.idempotency_key]
+            for index, r in enumerate(self._requests)
+        ]
+
+
+def enqueue(
+    c: sqlite3.Connection, queries: Queries, batch: EnqueueBatch, now_ms: int
+) -> list[EnqueueResult]:
+    """Write ``batch`` on the driver's writer (in the caller's transaction)."""
+    while (insert := batch.insert(now_ms)) is not None:
+        existing = batch.inserted(c.execute(queries["enqueue"], insert).fetchall(), now_ms)
+        if existing is not None:
+            batch.existing(c.execute(queries["enqueue_existing"], existing).fetchall())
+    return batch.results()
+
+
+def _settle_fields(row: sqlite3.Row) -> SettleFields:
+    return SettleFields(
+        state=row["state"],
+        attempts=row["attempts"],
+        run_at_ms=row["run_at_ms"],
+        last_error=job_error_of(row["last_error_code"], row["last_error_message"]),
+        progress=progress_of(row["progress_current"], row["progress_total"]),
+        finished_at_ms=row["finished_at_ms"],
+    )
+
+
+def _enqueue_row(r: EnqueueRequest) -> dict[str, Any]:
+    return {
+        "name": r.name,
+        "queue": r.queue,
+        "payload": r.payload_json if r.payload_json is not None else json_text(r.payload),
+        "idempotency_key": r.idempotency_key,
+        "max_attempts": r.max_attempts,
+        "run_at_ms": r.run_at_ms,
+        "tenant": r.tenant,
+        "actor": r.actor,
+        "concurrency_key": r.concurrency_key,
+        "priority": r.priority,
+    }
+
+
+def _json_or_null(values: Sequence[str] | None) -> str | None:
+    return None if values is None else json.dumps(list(values))

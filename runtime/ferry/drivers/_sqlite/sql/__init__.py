@@ -1,0 +1,1 @@
+"""The SQLite driver's SQL: named queries and numbered migrations, as plain ``.sql`` files."""

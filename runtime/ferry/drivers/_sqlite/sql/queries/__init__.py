@@ -1,0 +1,1 @@
+"""Named queries: one statement per file, called by the file's name."""

@@ -1,0 +1,9 @@
+-- Delete up to :batch completed or cancelled runs finished before :before, oldest first
+-- (ferry_jobs_prune_order); their steps go with them (ON DELETE CASCADE).
+DELETE FROM ferry_jobs
+WHERE id IN (
+    SELECT id FROM ferry_jobs
+    WHERE state IN ('completed', 'cancelled') AND finished_at_ms < :before
+    ORDER BY finished_at_ms
+    LIMIT :batch
+)

@@ -1,0 +1,2 @@
+-- Let claims from queue :queue proceed again.
+DELETE FROM ferry_paused_queues WHERE queue = :queue

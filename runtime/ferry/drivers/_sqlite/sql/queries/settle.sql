@@ -1,0 +1,16 @@
+-- Write what a landed settle decided (ferry.drivers.settle.settle_run, read under the write
+-- lock) on run :id: its next state and fields, the result an ack stores, the lease cleared.
+UPDATE ferry_jobs
+SET state = :state,
+    attempts = :attempts,
+    run_at_ms = :run_at_ms,
+    result = CASE WHEN :acked THEN :result ELSE result END,
+    last_error_code = :error_code,
+    last_error_message = :error_message,
+    progress_current = :progress_current,
+    progress_total = :progress_total,
+    finished_at_ms = :finished_at_ms,
+    locked_by = NULL,
+    lease_expires_at_ms = NULL,
+    updated_at_ms = :now
+WHERE id = :id
