@@ -4,6 +4,10 @@ One signal per execution, following the worker's own (drain) signal, so a timeou
 drain, a lost lease or an operator's cancel all reach the body through the same seam.
 The ``reason`` is a ``FerryError`` whose code is the verdict ``execute_job`` reads off
 the signal afterwards — never off whatever the body raised.
+
+A run's signal follows the worker's for as long as the run lasts and no longer:
+``detach()`` takes its listener off the parent when the run ends. A worker lives for
+weeks and runs millions of attempts; a listener left behind per run is a leak.
 """
 
 from __future__ import annotations
@@ -14,19 +18,26 @@ from typing import Protocol
 
 from ferry.errors import FerryError
 
+Listener = Callable[[FerryError], None]
+
 
 class AbortSignal:
-    """A one-shot abort with a reason; children follow their parent."""
+    """A one-shot abort with a reason; a child follows its parent until ``detach()``."""
+
+    __slots__ = ("_event", "_listeners", "_parent", "_reason")
 
     def __init__(self, parent: AbortSignal | None = None) -> None:
         self._reason: FerryError | None = None
         self._event: asyncio.Event | None = None
-        self._listeners: list[Callable[[FerryError], None]] = []
+        # Ordered, with O(1) removal: a worker's signal has a listener per running run.
+        self._listeners: dict[Listener, None] = {}
+        self._parent: AbortSignal | None = None
         if parent is not None:
-            if parent.aborted and parent.reason is not None:
+            if parent.reason is not None:
                 self._reason = parent.reason
             else:
                 parent.add_listener(self.abort)
+                self._parent = parent
 
     @property
     def aborted(self) -> bool:
@@ -38,23 +49,40 @@ class AbortSignal:
         """Why it was aborted: ``reason.code`` is ``X_TIMEOUT``, ``X_DRAINING``, …"""
         return self._reason
 
+    @property
+    def listener_count(self) -> int:
+        """How many listeners (children included) wait for this signal to abort."""
+        return len(self._listeners)
+
     def abort(self, reason: FerryError) -> None:
         """Abort with ``reason``; later calls keep the first reason."""
         if self._reason is not None:
             return
         self._reason = reason
+        self._parent = None  # the parent clears its listeners when it aborts; nothing to undo
         if self._event is not None:
             self._event.set()
-        for listener in self._listeners:
+        listeners, self._listeners = self._listeners, {}
+        for listener in listeners:
             listener(reason)
-        self._listeners.clear()
 
-    def add_listener(self, listener: Callable[[FerryError], None]) -> None:
-        """Call ``listener(reason)`` when the signal aborts."""
+    def add_listener(self, listener: Listener) -> None:
+        """Call ``listener(reason)`` when the signal aborts (at once if it already has);
+        a listener added twice is called once."""
         if self._reason is not None:
             listener(self._reason)
         else:
-            self._listeners.append(listener)
+            self._listeners[listener] = None
+
+    def remove_listener(self, listener: Listener) -> None:
+        """Stop calling ``listener`` (a no-op when it is not listening)."""
+        self._listeners.pop(listener, None)
+
+    def detach(self) -> None:
+        """Stop following the parent: the run this signal belongs to has ended."""
+        parent, self._parent = self._parent, None
+        if parent is not None:
+            parent.remove_listener(self.abort)
 
     async def wait(self) -> FerryError:
         """Return the reason once the signal aborts."""
