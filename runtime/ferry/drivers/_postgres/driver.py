@@ -214,24 +214,25 @@ class PostgresJobDriver(DerivedCalls):
         ]
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
-        """One statement; with ``options.limits`` it also takes each keyed run's slot and
-        skips runs whose key is full (``worker_claim``), else the plain ``claim``."""
-        pool = await self._db.pool()
-        now = self._clock.now_ms()
-        limits = options.limits
-        rows = await pool.fetch(
-            self._db.queries["worker_claim" if limits else "claim"],
-            options.worker_id,
-            now,
-            now + options.lease_ms,
-            max(options.limit, 0),
-            list(options.queues) if options.queues is not None else None,
-            list(options.names) if options.names is not None else None,
-            *((list(limits), list(limits.values())) if limits else ()),
-        )
-        return [claimed_of(row, slot_held=row.get("slot_held", False)) for row in rows]
+        """One statement (``settle_and_claim`` with nothing to settle); with
+        ``options.limits`` it also takes each keyed run's slot and skips runs whose key is
+        full."""
+        return (await self.settle_and_claim([], options))[1]
 
     async def settle_many(self, settles: Sequence[Settle]) -> list[bool]:
+        """One statement (``settle_and_claim`` claiming nothing)."""
+        return (await self._round_trip(settles, None))[0]
+
+    async def settle_and_claim(
+        self, settles: Sequence[Settle], options: ClaimOptions
+    ) -> tuple[list[bool], list[ClaimedJob]]:
+        """One statement: the settles, then the claim, which counts the slots the settles
+        release as free (``sql/queries/settle_and_claim.sql``)."""
+        return await self._round_trip(settles, options)
+
+    async def _round_trip(
+        self, settles: Sequence[Settle], options: ClaimOptions | None
+    ) -> tuple[list[bool], list[ClaimedJob]]:
         pool = await self._db.pool()
         pks = [run_pk(job_id) for job_id, _ in settles]
         firsts = first_of_each([job_id for job_id, _ in settles])
@@ -240,21 +241,33 @@ class PostgresJobDriver(DerivedCalls):
             for pk, (_, settle), first in zip(pks, settles, firsts, strict=True)
             if pk is not None and first
         ]
-        landed: set[int] = set()
-        if sent:
-            now = self._clock.now_ms()
-            columns = array_columns(_settle_row(pk, settle, now) for pk, settle in sent)
-            settled = await pool.fetch(
-                self._db.queries["settle"],
-                *columns,
-                now,
-                CANCELLED_BY_OPERATOR.code,
-                CANCELLED_BY_OPERATOR.message,
-            )
-            landed = {row["id"] for row in settled}
-        return [
-            pk is not None and pk in landed and first for pk, first in zip(pks, firsts, strict=True)
-        ]
+        now = self._clock.now_ms()
+        if not sent and (options is None or options.limit <= 0):
+            return [False] * len(settles), []
+        columns = array_columns(_settle_row(pk, settle, now) for pk, settle in sent) or _NO_SETTLES
+        limits = options.limits if options is not None else {}
+        rows = await pool.fetch(
+            self._db.queries["settle_and_claim"],
+            *columns,
+            now,
+            CANCELLED_BY_OPERATOR.code,
+            CANCELLED_BY_OPERATOR.message,
+            options.worker_id if options is not None else None,
+            max(options.limit, 0) if options is not None else 0,
+            now + options.lease_ms if options is not None else None,
+            list(options.queues) if options is not None and options.queues is not None else None,
+            list(options.names) if options is not None and options.names is not None else None,
+            list(limits),
+            list(limits.values()),
+        )
+        landed = {row["pk"] for row in rows if not row["claimed"]}
+        return (
+            [
+                pk is not None and pk in landed and first
+                for pk, first in zip(pks, firsts, strict=True)
+            ],
+            [claimed_of(row, slot_held=row["slot_held"]) for row in rows if row["claimed"]],
+        )
 
     async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
         pool = await self._db.pool()
@@ -326,6 +339,11 @@ class PostgresJobDriver(DerivedCalls):
                 "connection=conn inside `async with conn.transaction():`",
             )
         return connection
+
+
+_SETTLE_COLUMNS = 12
+_NO_SETTLES: list[list[Any]] = [[] for _ in range(_SETTLE_COLUMNS)]
+"""The settle arrays of a round trip that settles nothing."""
 
 
 def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:

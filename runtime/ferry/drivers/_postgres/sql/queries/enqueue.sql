@@ -21,11 +21,17 @@ WITH inserted AS (
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id, idempotency_key, queue, run_at_ms
 ),
--- Part of the statement, so delivered on commit and never on rollback; only queues that
--- got a run due now are woken (a delayed run is found by the poll when it is due).
+-- Part of the statement, so delivered on commit and never on rollback. A queue that got a
+-- run due now is woken (payload: the queue); one that got runs for later is told when the
+-- soonest of them falls due (payload: `<queue>@<run_at_ms>`), so an idle worker wakes for
+-- it then rather than at its next poll (later ones in the batch are found by the poll).
 notified AS (
-    SELECT pg_notify({channel}, due.queue)
-    FROM (SELECT DISTINCT queue FROM inserted WHERE run_at_ms <= $11) AS due
+    SELECT pg_notify({channel}, announced.payload)
+    FROM (
+        SELECT DISTINCT queue AS payload FROM inserted WHERE run_at_ms <= $11
+        UNION ALL
+        SELECT queue || '@' || min(run_at_ms) FROM inserted WHERE run_at_ms > $11 GROUP BY queue
+    ) AS announced
 )
 SELECT idempotency_key, id::text AS id,
        (SELECT count(*) FROM notified) AS notified  -- reading `notified` is what runs it

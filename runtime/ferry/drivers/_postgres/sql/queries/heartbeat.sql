@@ -4,9 +4,19 @@
 -- meanwhile (the lease is still renewed: the worker aborts the body and settles it).
 -- Every slot a renewed run holds (concurrency key and caps) is extended with it, so a
 -- long run keeps its slots.
+-- A worker renews all its leases in this one statement, so a row another session holds
+-- locked is skipped (its renewal does not land this time) instead of waited for: one
+-- stuck row must not stall the renewal of every other run the worker holds.
 WITH requests AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[])
         AS r(id, worker_id, lease_until, progress_current, progress_total)
+),
+held AS (
+    SELECT j.id
+    FROM {schema}.jobs AS j
+    JOIN requests AS r ON j.id = r.id
+    WHERE j.state = 'running' AND j.locked_by = r.worker_id AND j.lease_expires_at_ms > $6
+    FOR UPDATE OF j SKIP LOCKED
 ),
 renewed AS (
     UPDATE {schema}.jobs AS j
@@ -14,9 +24,9 @@ renewed AS (
         progress_current = coalesce(r.progress_current, j.progress_current),
         progress_total = coalesce(r.progress_total, j.progress_total),
         updated_at_ms = $6
-    FROM requests AS r
-    WHERE j.id = r.id AND j.state = 'running' AND j.locked_by = r.worker_id
-      AND j.lease_expires_at_ms > $6
+    FROM requests AS r, held
+    WHERE j.id = r.id AND j.id = held.id
+      AND j.state = 'running' AND j.locked_by = r.worker_id AND j.lease_expires_at_ms > $6
     RETURNING j.id, r.lease_until, j.cancel_requested_at_ms
 ),
 extended AS (
