@@ -12,6 +12,10 @@ never the only path: when the session drops, waiters keep polling while it recon
 the background with capped exponential backoff, and the poll interval tightens until it
 is back. Such a driver supplies only ``Listener._listen``: one session, from connect to
 loss.
+
+A run enqueued for later is *expected*: its waiters wake at the instant it falls due
+(``ferry._wakeup.DueInstants`` keeps the soonest few), not at their next idle poll. A push
+channel's message says so with a payload ``<queue>@<run_at_ms>`` (``ChannelWake.heard``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import Callable, Sequence
 
 from ferry._aio import first_of
 from ferry._clock import Clock
+from ferry._wakeup import DueInstants
 
 IDLE_POLL_MAX_MS = 2_000
 """How long an idle waiter of a push channel waits between polls when no wake is proven."""
@@ -41,24 +46,36 @@ HealthListener = Callable[[bool], None]
 
 
 class Arrivals:
-    """The waiters of one wake-up source."""
+    """The waiters of one wake-up source, woken by an arrival or at an instant a run is
+    known to fall due."""
 
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._arrived = asyncio.Event()
         self._unseen = False
+        self._due = DueInstants()
+        self._sooner = asyncio.Event()
 
     async def wait(self, timeout_ms: int) -> bool:
-        """True once something arrives (or arrived since the last wait); False on timeout."""
-        if self._unseen:
-            self._unseen = False
-            return True
-        arrived = self._arrived
-        await first_of(arrived.wait(), self._clock.sleep_ms(timeout_ms))
-        if arrived.is_set():
-            self._unseen = False
-            return True
-        return False
+        """True once something arrives (or arrived since the last wait) or at an expected
+        instant; False when ``timeout_ms`` passed first (on the clock)."""
+        deadline = self._clock.now_ms() + timeout_ms
+        while True:
+            if self._unseen:
+                self._unseen = False
+                return True
+            now = self._clock.now_ms()
+            if self._due.take_due(now):
+                return True
+            if now >= deadline:
+                return False
+            soonest = self._due.soonest
+            until = deadline if soonest is None else min(deadline, soonest)
+            arrived = self._arrived
+            await first_of(arrived.wait(), self._sooner.wait(), self._clock.sleep_ms(until - now))
+            if arrived.is_set():  # every waiter of this arrival wakes, not only the first
+                self._unseen = False
+                return True
 
     def announce(self) -> None:
         """Wake every waiter, and the next wait of one that is busy now."""
@@ -67,6 +84,13 @@ class Arrivals:
         self._unseen = True
         self._arrived.set()
         self._arrived = asyncio.Event()
+
+    def expect(self, instant_ms: int) -> None:
+        """Wake the waiters at ``instant_ms`` (on the clock): a run falls due then."""
+        if self._due.add(instant_ms):
+            # Waiters sleeping towards a later instant re-arm; none is woken early.
+            self._sooner.set()
+            self._sooner = asyncio.Event()
 
 
 class Health:
@@ -136,6 +160,14 @@ class ChannelWake(SourcedWake):
             unhealthy_poll_ms=IDLE_POLL_MAX_MS,
         )
 
+    def heard(self, payload: str) -> None:
+        """A message's payload: ``<queue>`` (due now) or ``<queue>@<run_at_ms>``."""
+        _, at, instant = payload.rpartition("@")
+        if at and instant.isdigit():
+            self.expect(int(instant))
+        else:
+            self.announce()
+
 
 class Listener(Health):
     """A driver's one listening session over all its channels; heals itself."""
@@ -174,10 +206,12 @@ class Listener(Health):
         for wake in self.channels.values():
             wake.announce()
 
-    def _arrived(self, channel: str) -> None:
+    def _arrived(self, channel: str, payload: str) -> None:
+        """A message on ``channel``: its waiters wake now, or when the run it names falls
+        due (``ChannelWake.heard``)."""
         wake = self.channels.get(channel)
         if wake is not None:
-            wake.announce()
+            wake.heard(payload)
 
     async def _keep_listening(self) -> None:
         failures = 0

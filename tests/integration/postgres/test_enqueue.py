@@ -147,11 +147,13 @@ async def test_committed_enqueue_is_a_row_and_a_notify(
     assert await _rows(db, pg_schema, "committed") == 1
 
 
-async def test_a_delayed_run_is_written_without_waking_workers(
+async def test_a_delayed_run_announces_when_it_falls_due_instead_of_waking_workers_now(
     driver: PostgresJobDriver, notifications: asyncio.Queue[str], clock: FrozenClock
 ) -> None:
-    await driver.enqueue(send("later", queue="later", run_at_ms=clock.now_ms() + 60_000))
+    due_at = clock.now_ms() + 60_000
+    await driver.enqueue(send("later", queue="later", run_at_ms=due_at))
     await driver.enqueue(send("now", queue="now"))
+    assert await asyncio.wait_for(notifications.get(), 10) == f"later@{due_at}"
     assert await asyncio.wait_for(notifications.get(), 10) == "now"
 
 

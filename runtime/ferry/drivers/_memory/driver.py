@@ -63,7 +63,7 @@ class MemoryJobDriver(DerivedCalls):
         self._scheduler = MemorySchedulerStore()
         self._outbox = MemoryOutbox(self._clock)
         self._webhooks = MemoryWebhookLedger()
-        self._wake = MemoryWake()
+        self._wake = MemoryWake(self._clock)
         self._transfer = MemoryTransfer(self._runs, self._steps, self._clock, self._wake.notify)
 
     @property
@@ -150,7 +150,12 @@ class MemoryJobDriver(DerivedCalls):
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         results = [self._enqueue(request) for request in requests]
-        self._wake.notify()
+        now = self._clock.now_ms()
+        later = [r.run_at_ms for r in requests if r.run_at_ms is not None and r.run_at_ms > now]
+        if len(later) < len(requests):
+            self._wake.notify()
+        if later:
+            self._wake.expect(min(later))  # as the Postgres NOTIFY: the soonest per batch
         return results
 
     def _enqueue(self, request: EnqueueRequest) -> EnqueueResult:

@@ -34,7 +34,7 @@ class MemoryOutbox:
         self._clock = clock
         self._entries: dict[int, _Entry] = {}
         self._ids = itertools.count(1)
-        self._wake = MemoryWake()
+        self._wake = MemoryWake(clock)
 
     async def append(self, type: str, payload: Any, *, connection: Any) -> str:
         document = checked_entry(type, payload)

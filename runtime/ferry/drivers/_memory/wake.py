@@ -1,18 +1,16 @@
-"""Wake-ups within one process: a commit sets an event every waiter shares."""
+"""Wake-ups within one process: each commit wakes every waiter of this driver."""
 
 from __future__ import annotations
 
-import asyncio
+from ferry.drivers._wake import Arrivals
 
 IDLE_POLL_MS = 5_000
 """The memory wake never misses a commit in its process; the poll only finds due timers."""
 
 
-class MemoryWake:
-    """An ``asyncio.Event`` set by each enqueue (or outbox append) of this driver."""
-
-    def __init__(self) -> None:
-        self._event = asyncio.Event()
+class MemoryWake(Arrivals):
+    """Woken by each enqueue (or outbox append) of this driver, and at the instant a run
+    enqueued for later falls due; every wait runs on the driver's clock."""
 
     @property
     def healthy(self) -> bool:
@@ -23,12 +21,5 @@ class MemoryWake:
         return IDLE_POLL_MS
 
     def notify(self) -> None:
-        self._event.set()
-
-    async def wait(self, timeout_ms: int) -> bool:
-        try:
-            await asyncio.wait_for(self._event.wait(), timeout_ms / 1000)
-        except TimeoutError:
-            return False
-        self._event.clear()
-        return True
+        """Something is due now."""
+        self.announce()

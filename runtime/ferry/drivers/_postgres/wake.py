@@ -3,8 +3,9 @@ committed instead of at its next poll.
 
 The enqueue statement (and the outbox append) carries ``pg_notify``, delivered on commit and
 never on rollback; the driver's one session listens on every channel it has (the queue's
-and the outbox's) and wakes the waiters of each. Waiting, health and reconnecting are
-``ferry.drivers._wake``'s; this module is the LISTEN session itself.
+and the outbox's) and wakes the waiters of each; a run enqueued for later says when it
+falls due (payload ``<queue>@<run_at_ms>``), and waiters wake then. Waiting, health and
+reconnecting are ``ferry.drivers._wake``'s; this module is the LISTEN session itself.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class Listener(_Listener):
         self._session = session
 
     def _on_notify(self, connection: object, pid: int, channel: str, payload: object) -> None:
-        self._arrived(channel)
+        self._arrived(channel, payload if isinstance(payload, str) else "")
 
     async def _listen(self) -> None:
         async with self._session() as connection:

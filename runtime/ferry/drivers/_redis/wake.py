@@ -44,7 +44,7 @@ class PubSubListener(_Listener):
                 if message is not None:
                     silent_since = loop.time()
                     if message["type"] == "message":
-                        self._arrived(message["channel"])
+                        self._arrived(message["channel"], str(message["data"]))
                 elif loop.time() - silent_since >= PROBE_INTERVAL_MS / 1000:
                     # Silence for a whole probe interval: ask the server, so a session that
                     # died without a word (a dropped network path) is noticed.

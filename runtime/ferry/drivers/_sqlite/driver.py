@@ -193,6 +193,10 @@ class SqliteJobDriver(DerivedCalls):
             )
             if batch.woke:
                 self._watcher.runs.announce()
+            if batch.due_later is not None:
+                # This process's waiters wake when it falls due; another process's find it
+                # at their idle poll (the watcher sees a commit, not its run_at).
+                self._watcher.runs.expect(batch.due_later)
             return results
         joined = await joined_connection(
             connection, self._db, what=f'enqueue of job "{requests[0].name}"'

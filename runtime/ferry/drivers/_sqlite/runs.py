@@ -188,6 +188,8 @@ class EnqueueBatch:
         self._runs: dict[str, EnqueueResult] = {}
         self.woke = False
         """A run due at once was written: idle workers should wake."""
+        self.due_later: int | None = None
+        """When the soonest run written for later falls due: idle workers wake then."""
 
     def insert(self, now_ms: int) -> dict[str, Any] | None:
         """The ``enqueue`` parameters for every key not resolved yet (None: all are)."""
@@ -201,7 +203,10 @@ class EnqueueBatch:
         the keys it skipped (None: it skipped none)."""
         for job_id, key, _queue, run_at_ms in rows:
             self._runs[key] = EnqueueResult(job_id, deduplicated=False)
-            self.woke = self.woke or run_at_ms <= now_ms
+            if run_at_ms <= now_ms:
+                self.woke = True
+            elif self.due_later is None or run_at_ms < self.due_later:
+                self.due_later = run_at_ms
         taken = [key for key in self._first if key not in self._runs]
         return {"keys": json.dumps(taken)} if taken else None
 
