@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from ferry._jobs.context import JobContext
 from ferry._jobs.definition import JobDefinition, Settled
-from ferry._jobs.heartbeat import Heartbeat
+from ferry._jobs.heartbeat import LeaseKeeper
 from ferry._jobs.observer import REPORTED, ExecutionObserver, ExecutionOutcome, ExecutionReport
 from ferry._jobs.policy import Caps
 from ferry._jobs.registry import resolve_job
@@ -28,7 +28,7 @@ from ferry._jobs.step import Parked, Step
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
 from ferry._storable import storable_message
-from ferry._tracing import execution_span
+from ferry._tracing import execution_span, tracing
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
@@ -52,16 +52,6 @@ _ABANDON_ON = frozenset({"X_TIMEOUT", "X_LEASE_LOST", "X_CANCELLED"})
 """Abort reasons after which execute_job itself stops waiting (drain has its own deadline)."""
 
 
-class _Attempt:
-    """The mutable state of one attempt: progress and the final verdict."""
-
-    def __init__(self) -> None:
-        self.progress: Progress | None = None
-
-    def report(self, current: int, total: int) -> None:
-        self.progress = Progress(int(current), int(total))
-
-
 async def execute_job(
     claimed: ClaimedJob,
     *,
@@ -75,9 +65,21 @@ async def execute_job(
     heartbeat_interval_ms: int | None = None,
     settler: Settler | None = None,
     caps: Caps | None = None,
+    leases: LeaseKeeper | None = None,
 ) -> ExecutionReport:
     """Run one claimed attempt to a verdict and settle it through the driver (or through
-    ``settler``, e.g. a worker's batch that settles many runs in one statement)."""
+    ``settler``, e.g. a worker's batch that settles many runs in one statement).
+
+    ``leases`` renews the run's lease while its body runs (a worker passes the one keeper
+    renewing all its runs); without it the run gets a keeper of its own."""
+    own_keeper = leases is None
+    keeper = leases or LeaseKeeper(
+        driver,
+        worker_id=worker_id,
+        lease_ms=lease_ms,
+        interval_ms=heartbeat_interval_ms or max(lease_ms // 3, 1),
+        clock=driver.clock,
+    )
     run = _Execution(
         claimed,
         driver=driver,
@@ -87,12 +89,20 @@ async def execute_job(
         parent_signal=parent_signal,
         observer=observer or ExecutionObserver(),
         timeout_grace_ms=timeout_grace_ms,
-        heartbeat_interval_ms=heartbeat_interval_ms or max(lease_ms // 3, 1),
+        keeper=keeper,
         caps=caps,
     )
-    with execution_span(claimed) as record_outcome:
-        report = await run.execute(resolve(claimed.name))
-        record_outcome(report)
+    try:
+        if tracing():
+            with execution_span(claimed) as record_outcome:
+                report = await run.execute(resolve(claimed.name))
+                record_outcome(report)
+        else:
+            report = await run.execute(resolve(claimed.name))
+    finally:
+        run.signal.detach()  # the worker's signal keeps nothing of a run that ended
+        if own_keeper:
+            await keeper.close()
     run.observer.execution_finished(report)
     return report
 
@@ -107,6 +117,26 @@ class Settler(Protocol):
 
 
 class _Execution:
+    """One attempt from its claim to its settle; also the ``LeaseHolder`` of its run."""
+
+    __slots__ = (
+        "_ended",
+        "_grace",
+        "caps",
+        "claimed",
+        "clock",
+        "driver",
+        "keeper",
+        "lease_ms",
+        "observer",
+        "progress",
+        "settler",
+        "signal",
+        "started_ms",
+        "timeout_grace_ms",
+        "worker_id",
+    )
+
     def __init__(
         self,
         claimed: ClaimedJob,
@@ -118,7 +148,7 @@ class _Execution:
         parent_signal: AbortSignal | None,
         observer: ExecutionObserver,
         timeout_grace_ms: int,
-        heartbeat_interval_ms: int,
+        keeper: LeaseKeeper,
         caps: Caps | None,
     ) -> None:
         self.claimed = claimed
@@ -130,10 +160,21 @@ class _Execution:
         self.signal = AbortSignal(parent_signal)
         self.observer = observer
         self.timeout_grace_ms = timeout_grace_ms
-        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.keeper = keeper
         self.caps = caps
         self.started_ms = self.clock.now_ms()
-        self.attempt = _Attempt()
+        self.progress: Progress | None = None
+        """What the body last reported through ``progress(current, total)``."""
+        self._ended: asyncio.Future[None] | None = None
+        self._grace: asyncio.Task[None] | None = None
+
+    @property
+    def job_id(self) -> str:
+        return self.claimed.id
+
+    def report_progress(self, current: int, total: int) -> None:
+        """The ``progress`` a body receives."""
+        self.progress = Progress(int(current), int(total))
 
     async def execute(self, definition: JobDefinition[Any, Any] | None) -> ExecutionReport:
         claimed = self.claimed
@@ -215,72 +256,91 @@ class _Execution:
         return await self._nack("deferred", error, self.clock.now_ms() + BUSY_RETRY_MS)
 
     async def _run_body(self, definition: JobDefinition[Any, Any], parsed: Any) -> ExecutionReport:
-        claimed = self.claimed
-        final_attempt = claimed.attempt >= claimed.max_attempts
-        ctx = JobContext(
-            signal=self.signal,
-            job_id=claimed.id,
-            name=claimed.name,
-            queue=claimed.queue,
-            attempt=claimed.attempt,
-            max_attempts=claimed.max_attempts,
-            final_attempt=final_attempt,
-            tenant=claimed.tenant,
-            actor=claimed.actor,
-            idempotency_key=claimed.idempotency_key,
-            worker_id=self.worker_id,
+        body: asyncio.Task[Any] = asyncio.ensure_future(
+            definition.body(**self._arguments(definition, parsed))
         )
-        step = Step(
-            job_name=claimed.name,
-            job_id=claimed.id,
-            worker_id=self.worker_id,
-            store=self.driver.steps,
-            signal=self.signal,
-            clock=self.clock,
-            observer=self.observer,
+        # Set when the body ends, or when its grace after a self-ending abort (timeout, lost
+        # lease, cancel) runs out: a listener and a future per run, no watcher task.
+        ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ended = ended
+        body.add_done_callback(self._body_done)
+        timer = (
+            asyncio.create_task(self._time_out(definition.timeout_ms))
+            if definition.timeout_ms is not None
+            else None
         )
-        offered: dict[str, Any] = {
-            "input": parsed,
-            "step": step,
-            "ctx": ctx,
-            "progress": self.attempt.report,
-            "final_attempt": final_attempt,
-            "attempt": claimed.attempt,
-        }
-        kwargs = {name: offered[name] for name in definition.body_parameters}
-        heartbeat = Heartbeat(
-            driver=self.driver,
-            job_id=claimed.id,
-            worker_id=self.worker_id,
-            lease_ms=self.lease_ms,
-            interval_ms=self.heartbeat_interval_ms,
-            clock=self.clock,
-            progress=lambda: self.attempt.progress,
-            on_failed=self._heartbeat_failed,
-            on_lost=self._lease_lost,
-            on_cancel_requested=self._cancel_requested,
-        )
-        body: asyncio.Task[Any] = asyncio.ensure_future(definition.body(**kwargs))
-        watchers = [asyncio.create_task(self._abandon_after_abort())]
-        if definition.timeout_ms is not None:
-            watchers.append(asyncio.create_task(self._time_out(definition.timeout_ms)))
-        heartbeat.start()
+        self.signal.add_listener(self._aborted)
+        lease = self.keeper.hold(self)
         try:
-            await asyncio.wait({body, watchers[0]}, return_when=asyncio.FIRST_COMPLETED)
+            await ended
         except asyncio.CancelledError:
             # The worker stopped waiting (drain deadline): abandon without settling, so
             # the lease lapses and the attempt counts.
             body.cancel()
-            await heartbeat.stop()
+            self.keeper.drop(lease)
             raise
         finally:
-            for watcher in watchers:
-                watcher.cancel()
-        await heartbeat.stop()
+            self.signal.remove_listener(self._aborted)
+            for task in (timer, self._grace):
+                if task is not None:
+                    task.cancel()
+        await self.keeper.release(lease)
         if not body.done():
             body.cancel()  # abandoned: not awaited, so a body that ignores cancel can't hang us
             return await self._after_abort(definition, parsed, abandoned=True)
         return await self._verdict(definition, parsed, body)
+
+    def _arguments(self, definition: JobDefinition[Any, Any], parsed: Any) -> dict[str, Any]:
+        """The keyword arguments the body declares, and only those (a body that takes only
+        ``input`` costs no step store, context or progress callback)."""
+        claimed = self.claimed
+        final_attempt = claimed.attempt >= claimed.max_attempts
+        arguments: dict[str, Any] = {}
+        for name in definition.body_parameters:
+            if name == "input":
+                arguments[name] = parsed
+            elif name == "step":
+                arguments[name] = Step(
+                    job_name=claimed.name,
+                    job_id=claimed.id,
+                    worker_id=self.worker_id,
+                    store=self.driver.steps,
+                    signal=self.signal,
+                    clock=self.clock,
+                    observer=self.observer,
+                )
+            elif name == "ctx":
+                arguments[name] = JobContext(
+                    signal=self.signal,
+                    job_id=claimed.id,
+                    name=claimed.name,
+                    queue=claimed.queue,
+                    attempt=claimed.attempt,
+                    max_attempts=claimed.max_attempts,
+                    final_attempt=final_attempt,
+                    tenant=claimed.tenant,
+                    actor=claimed.actor,
+                    idempotency_key=claimed.idempotency_key,
+                    worker_id=self.worker_id,
+                )
+            elif name == "progress":
+                arguments[name] = self.report_progress
+            elif name == "final_attempt":
+                arguments[name] = final_attempt
+            elif name == "attempt":
+                arguments[name] = claimed.attempt
+        return arguments
+
+    def _body_done(self, body: asyncio.Task[Any]) -> None:
+        self._stop_waiting()
+
+    def _stop_waiting(self) -> None:
+        if self._ended is not None and not self._ended.done():
+            self._ended.set_result(None)
+
+    def _aborted(self, reason: FerryError) -> None:
+        if reason.code in _ABANDON_ON and self._grace is None:  # a drain: the worker's deadline
+            self._grace = asyncio.create_task(self._end_after_grace())
 
     async def _verdict(
         self, definition: JobDefinition[Any, Any], parsed: Any, body: asyncio.Task[Any]
@@ -293,7 +353,7 @@ class _Execution:
                 return await self._failed(definition, parsed, not_json)
             landed = await self.settler.ack(
                 self.claimed.id,
-                AckOptions(self.worker_id, result, self._elapsed(), self.attempt.progress),
+                AckOptions(self.worker_id, result, self._elapsed(), self.progress),
             )
             report = self._report("completed", None, landed)
             await self._settled(definition, report, parsed, result)
@@ -385,7 +445,7 @@ class _Execution:
                 error=JobError(error.code, storable_message(error.message))
                 if error is not None
                 else None,
-                progress=self.attempt.progress,
+                progress=self.progress,
             ),
         )
         return self._report(REPORTED[outcome], error, landed)
@@ -430,16 +490,12 @@ class _Execution:
             )
         )
 
-    async def _abandon_after_abort(self) -> None:
-        """Return once the body has had its grace period after a self-ending abort."""
-        while True:
-            reason = await self.signal.wait()
-            if reason.code in _ABANDON_ON:
-                await self.clock.sleep_ms(self.timeout_grace_ms)
-                return
-            await asyncio.Event().wait()  # draining: the worker owns the deadline
+    async def _end_after_grace(self) -> None:
+        """Stop waiting for the body once it has had its grace period after the abort."""
+        await self.clock.sleep_ms(self.timeout_grace_ms)
+        self._stop_waiting()
 
-    def _heartbeat_failed(self, error: str) -> None:
+    def heartbeat_failed(self, error: str) -> None:
         logger.warning(
             "jobs.heartbeat.failed",
             extra={"job_id": self.claimed.id, "job": self.claimed.name, "error": error},
@@ -448,7 +504,7 @@ class _Execution:
             self.claimed.name, self.claimed.id, self.claimed.queue, error
         )
 
-    def _lease_lost(self) -> None:
+    def lease_lost(self) -> None:
         logger.error(
             "jobs.lease.lost",
             extra={
@@ -467,7 +523,7 @@ class _Execution:
             )
         )
 
-    def _cancel_requested(self) -> None:
+    def cancel_requested(self) -> None:
         """An operator cancelled the run while it ran: stop the body, settle it cancelled."""
         self.signal.abort(
             FerryError(

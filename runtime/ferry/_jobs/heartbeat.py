@@ -1,103 +1,195 @@
-"""Lease renewal for one running job, and the verdict when renewals stop landing.
+"""Lease renewal: one statement per interval renews every lease a worker holds.
 
-The lease window is measured from the last renewal that *landed*, on the worker's own
-clock, and the wait for a renewal is bounded by that window — so a renewal that hangs
-(a stalled connection, a proxy dropping packets) is caught exactly like one that fails.
+A worker holding 200 runs sends one ``heartbeat_many`` every interval, not 200 timers and
+200 statements; each renewal in it is still fenced on its own run. The rules stay per run:
+
+* the lease window is measured from the last renewal of *that run* that landed, on the
+  worker's own clock;
+* a renewal that does not land is ``heartbeat_failed`` (the window may hold the next one);
+* a whole window with none landing is ``lease_lost``, and the run is renewed no more;
+* the wait for a renewal is bounded by the earliest open window, so a statement that hangs
+  (a stalled connection, a proxy dropping packets) is caught exactly like one that fails.
+
+``release`` waits for a renewal of the run still in flight (bounded by its window), so the
+last heartbeat lands before the run's settle.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from typing import Protocol
 
+from ferry._aio import first_of
 from ferry._clock import Clock
-from ferry.drivers.protocol import HeartbeatOptions, JobDriver, Progress
+from ferry.drivers.protocol import HeartbeatOptions, JobDriver, Progress, RenewalAnswer
+
+_NOT_LANDED = (
+    "the renewal did not land: the run is no longer held by this worker, or another "
+    "session holds its row locked"
+)
 
 
-class Heartbeat:
-    """Renews one run's lease every ``interval_ms`` until stopped or lost."""
+class LeaseHolder(Protocol):
+    """A running attempt whose lease a ``LeaseKeeper`` renews, and who hears how it went."""
+
+    @property
+    def job_id(self) -> str: ...
+
+    @property
+    def progress(self) -> Progress | None:
+        """The progress to report with the next renewal."""
+        ...
+
+    def heartbeat_failed(self, reason: str) -> None:
+        """One renewal did not land; the window may still hold the next."""
+        ...
+
+    def lease_lost(self) -> None:
+        """A whole window passed with no renewal landing: the lease is gone."""
+        ...
+
+    def cancel_requested(self) -> None:
+        """A renewal found that an operator asked to cancel the run (it was renewed)."""
+        ...
+
+
+class HeldLease:
+    """One run's lease as a ``LeaseKeeper`` renews it."""
+
+    __slots__ = ("holder", "last_landed_ms", "renewing")
+
+    def __init__(self, holder: LeaseHolder, now_ms: int) -> None:
+        self.holder = holder
+        self.last_landed_ms = now_ms
+        self.renewing: asyncio.Future[list[RenewalAnswer]] | None = None
+        """The renewal statement in flight that carries this run, if any."""
+
+
+class LeaseKeeper:
+    """Renews every lease of one worker in one statement per ``interval_ms``."""
 
     def __init__(
         self,
-        *,
         driver: JobDriver,
-        job_id: str,
+        *,
         worker_id: str,
         lease_ms: int,
         interval_ms: int,
         clock: Clock,
-        progress: Callable[[], Progress | None],
-        on_failed: Callable[[str], None],
-        on_lost: Callable[[], None],
-        on_cancel_requested: Callable[[], None] | None = None,
     ) -> None:
         self._driver = driver
-        self._job_id = job_id
         self._worker_id = worker_id
         self._lease_ms = lease_ms
         self._interval_ms = max(interval_ms, 1)
         self._clock = clock
-        self._progress = progress
-        self._on_failed = on_failed
-        self._on_lost = on_lost
-        self._on_cancel_requested = on_cancel_requested
-        self._last_landed_ms = clock.now_ms()
+        self._held: dict[HeldLease, None] = {}
         self._loop: asyncio.Task[None] | None = None
-        self._in_flight: asyncio.Task[bool] | None = None
-        self.lost = False
 
-    def start(self) -> None:
-        """Begin renewing in the background."""
-        self._loop = asyncio.create_task(self._run(), name=f"ferry-heartbeat-{self._job_id}")
+    @property
+    def held(self) -> int:
+        """How many leases are being renewed."""
+        return len(self._held)
 
-    async def stop(self) -> None:
-        """Stop renewing; a renewal already sent settles first (bounded by the window)."""
-        if self._loop is not None:
-            self._loop.cancel()
+    def hold(self, holder: LeaseHolder) -> HeldLease:
+        """Renew ``holder``'s lease from the next interval on, until released or lost."""
+        held = HeldLease(holder, self._clock.now_ms())
+        self._held[held] = None
+        if self._loop is None:
+            self._loop = asyncio.create_task(self._run(), name="ferry-heartbeat")
+        return held
+
+    async def release(self, held: HeldLease) -> None:
+        """Stop renewing ``held``; a renewal of it still in flight answers first (bounded by
+        its window), so the last heartbeat lands before the settle."""
+        self.drop(held)
+        beat = held.renewing
+        if beat is not None and not beat.done():
+            remaining = held.last_landed_ms + self._lease_ms - self._clock.now_ms()
+            await first_of(asyncio.shield(beat), self._clock.sleep_ms(remaining))
+
+    def drop(self, held: HeldLease) -> None:
+        """Stop renewing ``held`` at once, waiting for nothing (the run was abandoned)."""
+        self._held.pop(held, None)
+
+    async def close(self) -> None:
+        """Stop renewing anything."""
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            loop.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._loop
-        if self._in_flight is not None and not self._in_flight.done():
-            await self._bounded(self._in_flight)
+                await loop
+        self._held.clear()
 
     async def _run(self) -> None:
-        while True:
-            await self._clock.sleep_ms(self._interval_ms)
-            self._in_flight = asyncio.create_task(
-                self._driver.heartbeat(
-                    self._job_id,
-                    HeartbeatOptions(
-                        self._worker_id,
-                        self._lease_ms,
-                        self._progress(),
-                        on_cancel_requested=self._on_cancel_requested,
-                    ),
-                )
-            )
-            landed = await self._bounded(self._in_flight)
-            if landed:
-                self._last_landed_ms = self._clock.now_ms()
-            elif self._clock.now_ms() - self._last_landed_ms >= self._lease_ms:
-                self.lost = True
-                self._on_lost()
-                return
-
-    async def _bounded(self, beat: asyncio.Task[bool]) -> bool:
-        """The beat's answer, or False once the window since the last landing closes."""
-        remaining = self._last_landed_ms + self._lease_ms - self._clock.now_ms()
-        window = asyncio.ensure_future(self._clock.sleep_ms(remaining))
+        """Renew every interval while anything is held; with nothing held, end (the next
+        ``hold`` starts a new loop), so an idle worker keeps no timer."""
         try:
-            done, _ = await asyncio.wait({beat, window}, return_when=asyncio.FIRST_COMPLETED)
+            while self._held:
+                await self._clock.sleep_ms(self._interval_ms)
+                if self._held:
+                    await self._round(list(self._held))
         finally:
-            window.cancel()
-        if beat not in done:
-            self._on_failed(f"renewal still unanswered after {self._lease_ms} ms")
-            return False
+            if self._loop is asyncio.current_task():
+                self._loop = None
+
+    async def _round(self, batch: list[HeldLease]) -> None:
+        """One renewal of every lease in ``batch``; reports each run's verdict."""
+        now = self._clock.now_ms()
+        renewals = [
+            (h.holder.job_id, HeartbeatOptions(self._worker_id, self._lease_ms, h.holder.progress))
+            for h in batch
+        ]
+        beat = asyncio.ensure_future(self._driver.heartbeat_many(renewals))
+        for held in batch:
+            held.renewing = beat
+        waiting = batch
+        try:
+            while waiting and not beat.done():
+                deadline = min(h.last_landed_ms for h in waiting) + self._lease_ms
+                await first_of(asyncio.shield(beat), self._clock.sleep_ms(deadline - now))
+                if beat.done():
+                    break
+                # The statement hangs: every run whose window has closed is lost now.
+                now = self._clock.now_ms()
+                closed = [h for h in waiting if now - h.last_landed_ms >= self._lease_ms]
+                waiting = [h for h in waiting if h not in closed]
+                for held in closed:
+                    self._failed(held, f"renewal still unanswered after {self._lease_ms} ms")
+            if beat.done():
+                self._answered(beat, batch, waiting=set(waiting))
+        finally:
+            for held in batch:
+                held.renewing = None
+
+    def _answered(
+        self,
+        beat: asyncio.Future[list[RenewalAnswer]],
+        batch: list[HeldLease],
+        *,
+        waiting: set[HeldLease],
+    ) -> None:
+        """Apply the statement's answers (in ``batch`` order) to the runs still waiting."""
+        now = self._clock.now_ms()
         error = beat.exception()
-        if error is not None:
-            self._on_failed(f"{type(error).__name__}: {error}")
-            return False
-        if not beat.result():
-            self._on_failed("the run is no longer held by this worker")
-            return False
-        return True
+        answers = beat.result() if error is None else [RenewalAnswer(False)] * len(batch)
+        for held, answer in zip(batch, answers, strict=True):
+            if held not in waiting or held not in self._held:
+                continue  # lost while it hung, or released: its verdict is decided
+            if answer.landed:
+                held.last_landed_ms = now
+                if answer.cancel_requested:
+                    held.holder.cancel_requested()
+            elif error is not None:
+                self._failed(held, f"{type(error).__name__}: {error}")
+            else:
+                self._failed(held, _NOT_LANDED)
+
+    def _failed(self, held: HeldLease, reason: str) -> None:
+        """One renewal of ``held`` did not land; a closed window loses the lease."""
+        if held not in self._held:
+            return
+        held.holder.heartbeat_failed(reason)
+        if self._clock.now_ms() - held.last_landed_ms >= self._lease_ms:
+            self._held.pop(held, None)
+            held.holder.lease_lost()

@@ -1,8 +1,20 @@
 """``job_worker(...)``: the process a platform team runs by the dozen.
 
-It claims in batches up to its free capacity, runs each claimed attempt through
-``execute_job`` (which owns the verdict, heartbeats and settles), and sleeps on the
-driver's wake between claims. Stopping has two shapes, as the spec lays out:
+Claiming, running and settling overlap. One loop owns every round trip to the queue: it
+takes the verdicts that runs submitted since its last trip (``SettleQueue``) and the claim
+for the capacity free now, and sends both in one ``driver.settle_and_claim`` — so a burst
+of finished runs is settled and replaced in one statement while the other bodies run. A
+run frees its capacity the moment its body ends and its verdict is submitted, not when
+the settle lands; it stays *held* until the settle's answer arrives (``on_settled``, the
+report and a drain all wait for that). One ``LeaseKeeper`` renews every held lease in one
+statement per heartbeat interval.
+
+A claim that comes back short means nothing else is due: the loop then sleeps until an
+enqueue wakes it (the driver's wake), a run it knows of becomes due (its own nacks'
+backoff; a delayed enqueue's NOTIFY, through the wake), a verdict or freed capacity needs
+a trip, or the idle poll comes round.
+
+Stopping has two shapes, as the spec lays out:
 
 * ``stop()`` stops claiming and *waits* for every held run, aborting nothing;
 * ``drain()`` (SIGTERM, see ``worker/drain.py``) stops claiming, aborts every held run's
@@ -18,19 +30,22 @@ import time
 from collections.abc import Awaitable, Iterable, Sequence
 from typing import Any
 
+from ferry._aio import first_of
 from ferry._identity import new_worker_id
 from ferry._jobs.declaration import JobHandle, declared_jobs
 from ferry._jobs.definition import JobDefinition
-from ferry._jobs.execute import Settler, execute_job, unenforceable
+from ferry._jobs.execute import execute_job, unenforceable
 from ferry._jobs.facade import current_job_driver
+from ferry._jobs.heartbeat import LeaseKeeper
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
 from ferry._jobs.policy import Caps
 from ferry._jobs.signal import AbortSignal
 from ferry._metrics.catalog import WorkerMetrics
+from ferry._wakeup import DueInstants
 from ferry._worker.drain import Drain
 from ferry._worker.queue_depth import sample_queue_depth
-from ferry._worker.settle_batch import SettleBatch
-from ferry.drivers.protocol import ClaimedJob, ClaimOptions, JobDriver
+from ferry._worker.settle_queue import SettleBatch, SettleQueue
+from ferry.drivers.protocol import ClaimedJob, ClaimOptions, JobDriver, NackOptions, QueueWake
 from ferry.errors import FerryError
 
 logger = logging.getLogger("ferry.worker")
@@ -75,7 +90,7 @@ class JobWorker:
         self.queues = list(queues) if queues is not None else None
         self.concurrency = concurrency
         self.lease_ms = lease_ms
-        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.heartbeat_interval_ms = heartbeat_interval_ms or max(lease_ms // 3, 1)
         self.worker_id = worker_id or new_worker_id()
         self.metrics = metrics
         inner = observer or ExecutionObserver()
@@ -84,16 +99,22 @@ class JobWorker:
         self._drain = Drain(self.worker_id, self.signal, drain_seconds)
         self._stats_interval_ms = stats_interval_ms
         self._held: dict[asyncio.Task[Any], ClaimedJob] = {}
+        """Every run not yet settled (its body may have ended): what a drain waits for."""
+        self._bodies: dict[str, asyncio.Task[Any]] = {}
+        """Runs whose body has not ended, by id: what counts against ``concurrency``."""
+        self._settles = SettleQueue(on_submit=self._body_ended)
+        self._due = DueInstants()
         self._capacity = asyncio.Event()
-        self._slot_freed = asyncio.Event()
+        self._released = asyncio.Event()
         self._stopping = asyncio.Event()
         self._stopped = asyncio.Event()
-        self._claim_task: asyncio.Task[None] | None = None
+        self._trips: asyncio.Task[None] | None = None
         self._background: list[asyncio.Task[None]] = []
         self._teardown: asyncio.Task[None] | None = None
         self._by_name: dict[str, JobDefinition[Any, Any]] = {}
+        self._names: list[str] = []
         self._limits: dict[str, int] = {}
-        self._settler: Settler | None = None
+        self._keeper: LeaseKeeper | None = None
         self._prepared = False
 
     @property
@@ -104,7 +125,7 @@ class JobWorker:
 
     @property
     def in_flight(self) -> int:
-        """How many attempts this worker is executing now."""
+        """How many attempts this worker holds now (running, or waiting for their settle)."""
         return len(self._held)
 
     @property
@@ -134,20 +155,22 @@ class JobWorker:
                 "lease_ms": self.lease_ms,
             },
         )
-        self._claim_task = asyncio.create_task(self._claim_loop(), name="ferry-claim-loop")
+        self._trips = asyncio.create_task(self._round_trips(), name="ferry-round-trips")
 
     async def run_due(self) -> int:
         """Claim what is due now, up to the free capacity, and run each claimed attempt to
         its settle; answers how many were claimed. ``ferry.testing``'s harness cranks the
-        worker with this: the same claim, execution and settle path as the claim loop."""
+        worker with this: the same claim, execution and batched settle as the round-trip
+        loop, one step at a time."""
         self._prepare()
-        free = self.concurrency - len(self._held)
+        free = self.concurrency - len(self._bodies)
         if free <= 0:
             return 0
-        claimed = await self._claim(free)
+        claimed = await self.driver.claim(self._claim_options(free))
         tasks = [self._spawn(run) for run in claimed]
-        if tasks:
-            await asyncio.wait(tasks)
+        while not all(task.done() for task in tasks):
+            await first_of(asyncio.wait(tasks), self._settles.arrived.wait())
+            await self._settles.flush(self.driver.settle_many)
         return len(claimed)
 
     def _prepare(self) -> list[JobDefinition[Any, Any]]:
@@ -156,6 +179,7 @@ class JobWorker:
         if self._prepared:
             return definitions
         self._by_name = {d.name: d for d in definitions}
+        self._names = sorted(self._by_name)
         capped = [d for d in definitions if d.concurrency is not None]
         if capped and self.driver.leases is None:
             raise unenforceable(sorted(d.name for d in capped), self.driver.name)
@@ -168,7 +192,13 @@ class JobWorker:
             for d in capped
             if d.concurrency is not None and d.concurrency.when_busy == "wait"
         }
-        self._settler = SettleBatch(self.driver.settle_many)
+        self._keeper = LeaseKeeper(
+            self.driver,
+            worker_id=self.worker_id,
+            lease_ms=self.lease_ms,
+            interval_ms=self.heartbeat_interval_ms,
+            clock=self.driver.clock,
+        )
         self._prepared = True
         return definitions
 
@@ -198,20 +228,22 @@ class JobWorker:
     def _begin_teardown(self) -> asyncio.Task[None]:
         if self._teardown is None:
             self._stopping.set()
-            self._capacity.set()
             self._teardown = asyncio.create_task(self._wind_down(), name="ferry-teardown")
         return self._teardown
 
     async def _wind_down(self) -> None:
-        if self._claim_task is not None:
-            # Whatever ended the claim loop, the held runs are still owed their wait.
-            await asyncio.gather(self._claim_task, return_exceptions=True)
+        # The round-trip loop claims no more but keeps settling what the held runs submit.
         held = dict(self._held)
         for task in await self._drain.wait_for(list(held)):
             self._report_abandoned(held[task])
+        if self._trips is not None:
+            # Whatever ended the loop, it is over once nothing is held or waits to settle.
+            await asyncio.gather(self._trips, return_exceptions=True)
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        if self._keeper is not None:
+            await self._keeper.close()
         logger.info("jobs.worker.stopped", extra={"worker_id": self.worker_id})
         self._stopped.set()
 
@@ -241,62 +273,116 @@ class JobWorker:
             )
         )
 
-    async def _claim_loop(self) -> None:
+    async def _round_trips(self) -> None:
+        """Every round trip of the hot path: the verdicts submitted since the last one, and
+        the claim for the capacity free now, in one statement."""
         wake = self.driver.wake()
         failures = 0
-        while not self._stopping.is_set():
-            free = self.concurrency - len(self._held)
-            if free <= 0:
-                self._capacity.clear()
-                await self._capacity.wait()
-                continue
-            # Cleared before the claim: a keyed run that settles during the round trip
-            # keeps it set, so its freed slot is claimed at once, not at the next poll.
-            self._slot_freed.clear()
-            try:
-                claimed = await self._claim(free)
-            except Exception as error:  # the database restarting must not end the worker
-                failures += 1
-                initial, ceiling = CLAIM_BACKOFF_MS
-                logger.warning(
-                    "jobs.claim.failed",
-                    extra={"error": f"{type(error).__name__}: {error}", "failures": failures},
+        short = False  # the last claim came back short: claim again only once woken
+        try:
+            while True:
+                free = self.concurrency - len(self._bodies)
+                stopping = self._stopping.is_set()
+                claiming = not stopping and free > 0 and (not short or self._settles.pending > 0)
+                if not claiming and not self._settles.pending:
+                    if stopping and not self._held:
+                        return
+                    await self._idle(wake, free=free, stopping=stopping)
+                    # Woken by anything but a verdict: new runs may be due.
+                    short = short and (self._settles.pending > 0 or self._stopping.is_set())
+                    continue
+                options = self._claim_options(free) if claiming else None
+                try:
+                    claimed = await self._trip(self._settles.take(), options)
+                except Exception as error:  # the database restarting must not end the worker
+                    if options is None:
+                        continue  # the settles' runs lapse and are redelivered: at-least-once
+                    failures += 1
+                    await self._claim_failed(error, failures)
+                    continue
+                if options is not None:
+                    failures = 0
+                    for run in claimed:
+                        self._spawn(run)
+                    # A short batch means nothing else was due: claiming again at once would
+                    # come back empty.
+                    short = len(claimed) < options.limit
+        finally:
+            # Nobody will send what still waits: its runs hear so instead of waiting forever.
+            if self._settles.pending:
+                self._settles.take().failed(
+                    FerryError(
+                        "X_INVARIANT",
+                        f"worker {self.worker_id} stopped settling",
+                        "nothing to fix — the runs' leases lapse and they are redelivered",
+                    )
                 )
-                if self.metrics is not None:
-                    self.metrics.claim_failures.inc()
-                await self._idle(self.driver.clock.sleep_ms(min(initial * 2**failures, ceiling)))
-                continue
-            failures = 0
-            for run in claimed:
-                self._spawn(run)
-            if len(claimed) < free:
-                # A short batch means nothing else was due: claiming again at once would
-                # come back empty. Sleep until an enqueue, a freed slot, or the idle poll.
-                await self._idle(wake.wait(wake.idle_poll_ms), self._slot_freed.wait())
 
-    async def _claim(self, free: int) -> list[ClaimedJob]:
-        options = ClaimOptions(
+    async def _trip(self, batch: SettleBatch, options: ClaimOptions | None) -> list[ClaimedJob]:
+        """Send ``batch`` (and claim by ``options``) in one round trip; answers the claimed."""
+        clock = self.driver.clock
+        claimed: list[ClaimedJob] = []
+        try:
+            if options is None:
+                landed = await self.driver.settle_many(batch.settles)
+            else:
+                started, claimed_at_ms = time.perf_counter(), clock.now_ms()
+                landed, claimed = await self.driver.settle_and_claim(batch.settles, options)
+                if self.metrics is not None:
+                    self.metrics.claim_duration.observe(time.perf_counter() - started)
+                # The claim saw every run due by then, the ones this worker was waiting for too.
+                self._due.take_due(claimed_at_ms)
+        except Exception as error:  # every run hears the failure of the statement it rode
+            batch.failed(error)
+            raise
+        batch.landed(landed)
+        now = clock.now_ms()
+        for (_, settle), result in zip(batch.settles, landed, strict=True):
+            if result and isinstance(settle, NackOptions) and (settle.run_at_ms or 0) > now:
+                self._due.add(settle.run_at_ms or 0)  # a backoff: wake for it, not the poll
+        return claimed
+
+    async def _idle(self, wake: QueueWake, *, free: int, stopping: bool) -> None:
+        """Wait for a reason to make a round trip: a verdict to send; once stopping, a held
+        run ending; else the worker stopping, freed capacity (when full) or, with room to
+        claim, the wake, a known run falling due, or the idle poll."""
+        clock = self.driver.clock
+        waits: list[Awaitable[object]] = [self._settles.arrived.wait()]
+        if stopping:
+            self._released.clear()
+            waits.append(self._released.wait())
+        elif free <= 0:
+            waits.append(self._stopping.wait())
+            self._capacity.clear()
+            waits.append(self._capacity.wait())
+        else:
+            waits.append(self._stopping.wait())
+            waits.append(wake.wait(wake.idle_poll_ms))
+            soonest = self._due.soonest
+            if soonest is not None:
+                waits.append(clock.sleep_ms(soonest - clock.now_ms()))
+        await first_of(*waits)
+
+    async def _claim_failed(self, error: Exception, failures: int) -> None:
+        initial, ceiling = CLAIM_BACKOFF_MS
+        logger.warning(
+            "jobs.claim.failed",
+            extra={"error": f"{type(error).__name__}: {error}", "failures": failures},
+        )
+        if self.metrics is not None:
+            self.metrics.claim_failures.inc()
+        backoff = self.driver.clock.sleep_ms(min(initial * 2**failures, ceiling))
+        await first_of(backoff, self._stopping.wait())
+
+    def _claim_options(self, free: int) -> ClaimOptions:
+        return ClaimOptions(
             worker_id=self.worker_id,
             lease_ms=self.lease_ms,
             limit=free,
             queues=self.queues,
-            names=sorted(self._by_name),
+            names=self._names,
             limits=self._limits,
         )
-        started = time.perf_counter()
-        claimed = await self.driver.claim(options)
-        if self.metrics is not None:
-            self.metrics.claim_duration.observe(time.perf_counter() - started)
-        return claimed
-
-    async def _idle(self, *waits: Awaitable[object]) -> None:
-        """Wait for the first of ``waits`` — or for the worker to stop."""
-        tasks = [asyncio.ensure_future(w) for w in (*waits, self._stopping.wait())]
-        try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in tasks:
-                task.cancel()
 
     def _spawn(self, run: ClaimedJob) -> asyncio.Task[Any]:
         task = asyncio.create_task(
@@ -308,23 +394,30 @@ class JobWorker:
                 parent_signal=self.signal,
                 observer=self.observer,
                 resolve=self._by_name.get,
-                heartbeat_interval_ms=self.heartbeat_interval_ms,
-                settler=self._settler,
+                settler=self._settles,
                 caps=self.caps,
+                leases=self._keeper,
             ),
             name=f"ferry-run-{run.id}",
         )
         self._held[task] = run
+        self._bodies[run.id] = task
         self._set_in_flight()
         task.add_done_callback(self._finished)
         return task
 
+    def _body_ended(self, job_id: str) -> None:
+        """A run submitted its verdict: its body is over, so its capacity is free now."""
+        if self._bodies.pop(job_id, None) is not None:
+            self._capacity.set()
+
     def _finished(self, task: asyncio.Task[Any]) -> None:
         run = self._held.pop(task, None)
+        self._released.set()
+        if run is not None and self._bodies.get(run.id) is task:
+            del self._bodies[run.id]  # ended without a verdict (lease lost, abandoned)
+            self._capacity.set()
         self._set_in_flight()
-        self._capacity.set()
-        if run is not None and run.concurrency_key is not None:
-            self._slot_freed.set()
         if not task.cancelled() and task.exception() is not None:
             logger.error(
                 "jobs.worker.execution-crashed",

@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import Sequence
 
 from ferry._clock import FrozenClock
-from ferry._worker.settle_batch import Settle, SettleBatch
+from ferry._worker.settle_queue import SettleQueue
 from ferry.drivers import postgres_job_driver
-from ferry.drivers.protocol import AckOptions, ClaimOptions, EnqueueRequest, NackOptions
+from ferry.drivers.protocol import AckOptions, ClaimOptions, EnqueueRequest, NackOptions, Settle
 
 
 async def test_a_burst_of_settles_rides_in_few_statements_and_each_answer_is_its_own(
@@ -26,15 +26,19 @@ async def test_a_burst_of_settles_rides_in_few_statements_and_each_answer_is_its
             statements.append(len(settles))
             return await driver.settle_many(settles)
 
-        batch = SettleBatch(counted)
-        lone = await batch.ack(claimed[0].id, AckOptions("w1"))
-        assert lone is True and statements == [1], "a lone settle goes out at once"
-        answers = await asyncio.gather(
-            *[batch.ack(run.id, AckOptions("w1")) for run in claimed[1:30]],
-            *[batch.nack(run.id, NackOptions("w1", "retry")) for run in claimed[30:]],
-            batch.ack(claimed[0].id, AckOptions("w1")),  # already settled: must answer False
+        queue = SettleQueue()
+        lone = asyncio.ensure_future(queue.ack(claimed[0].id, AckOptions("w1")))
+        await asyncio.sleep(0)  # the run submits its verdict ...
+        await queue.flush(counted)  # ... and the next round trip carries it alone
+        assert await lone is True and statements == [1], "a lone settle goes out at once"
+        answers = asyncio.gather(
+            *[queue.ack(run.id, AckOptions("w1")) for run in claimed[1:30]],
+            *[queue.nack(run.id, NackOptions("w1", "retry")) for run in claimed[30:]],
+            queue.ack(claimed[0].id, AckOptions("w1")),  # already settled: must answer False
         )
-        assert answers == [True] * 39 + [False]
+        await asyncio.sleep(0)  # every run of the burst submits before the next round trip
+        await queue.flush(counted)
+        assert await answers == [True] * 39 + [False]
         assert sum(statements[1:]) == 40 and len(statements) <= 3
         stats = {s.queue: s for s in await driver.stats()}["default"].counts
         assert (stats["completed"], stats["queued"]) == (30, 10)
