@@ -9,10 +9,12 @@ own spans (HTTP calls, queries) become its children.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from opentelemetry import trace
+from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from ferry._jobs.observer import ExecutionOutcome, ExecutionReport
@@ -21,6 +23,9 @@ from ferry.drivers.protocol import ClaimedJob
 TRACER_NAME = "ferry"
 _NOT_RECORDING = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
 """The providers in place while no SDK is installed: every span would be dropped."""
+_PROVIDER_FROM_ENV = OTEL_PYTHON_TRACER_PROVIDER in os.environ
+"""A provider named in the environment is loaded by the first get_tracer_provider()."""
+_UNKNOWN = object()
 _TRACER = trace.get_tracer(TRACER_NAME)
 """A proxy: it follows whatever provider the application installs, before or after this."""
 
@@ -31,6 +36,11 @@ _FAILED: frozenset[ExecutionOutcome] = frozenset({"retried", "dead", "lease-lost
 def tracing() -> bool:
     """Whether a provider that records spans is installed (checked per run: an application
     may install one after the worker started)."""
+    # Until a provider is set, the API's get_tracer_provider() looks the environment up on
+    # every call — more than the rest of a no-op run's bookkeeping costs. Its module global
+    # answers the common case first (an API without that global takes the slow path).
+    if getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None and not _PROVIDER_FROM_ENV:
+        return False
     return not isinstance(trace.get_tracer_provider(), _NOT_RECORDING)
 
 

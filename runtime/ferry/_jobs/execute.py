@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol, cast
 
 from pydantic import ValidationError
 
@@ -256,12 +256,15 @@ class _Execution:
         return await self._nack("deferred", error, self.clock.now_ms() + BUSY_RETRY_MS)
 
     async def _run_body(self, definition: JobDefinition[Any, Any], parsed: Any) -> ExecutionReport:
-        body: asyncio.Task[Any] = asyncio.ensure_future(
-            definition.body(**self._arguments(definition, parsed))
+        loop = asyncio.get_running_loop()
+        # A coroutine: JobDefinition refuses a body that is not `async def`.
+        coroutine = cast(
+            "Coroutine[Any, Any, Any]", definition.body(**self._arguments(definition, parsed))
         )
+        body: asyncio.Task[Any] = loop.create_task(coroutine)
         # Set when the body ends, or when its grace after a self-ending abort (timeout, lost
         # lease, cancel) runs out: a listener and a future per run, no watcher task.
-        ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        ended: asyncio.Future[None] = loop.create_future()
         self._ended = ended
         body.add_done_callback(self._body_done)
         timer = (

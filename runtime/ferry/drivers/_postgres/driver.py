@@ -376,7 +376,8 @@ def _settle_row(pk: int, settle: AckOptions | NackOptions, now: int) -> tuple[An
     )
     progress = progress_columns(settle.progress)
     if isinstance(settle, AckOptions):
-        return (*decided, None, json_text(settle.result), None, None, *progress)
+        result = "null" if settle.result is None else json_text(settle.result)
+        return (*decided, None, result, None, None, *progress)
     error = settle.error
     return (
         *decided,
