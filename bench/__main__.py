@@ -22,6 +22,7 @@ from contextlib import ExitStack
 
 from bench import redis as redis_server
 from bench.claim_latency import claim_latency
+from bench.reference import raw_claim_settle
 from bench.report import Results, SystemFigures, package_versions, render, write_readme
 from bench.server import describe, fresh_database, local_server
 from bench.sizes import FULL, QUICK, Sizes
@@ -29,7 +30,14 @@ from bench.stats import Rate, best_rate
 from bench.systems import KNOWN_SYSTEMS, SYSTEM_NAMES, System, load_system
 from bench.systems.ferry_sqlite_system import FOLDER as sqlite_folder
 from bench.systems.ferry_system import FerrySystem
-from bench.workloads import end_to_end, enqueue_batch, enqueue_single, wake_latency
+from bench.workloads import (
+    end_to_end,
+    enqueue_batch,
+    enqueue_single,
+    shared_drain,
+    soak,
+    wake_latency,
+)
 
 
 def _say(message: str) -> None:
@@ -68,20 +76,25 @@ async def measure_end_to_end(
 ) -> None:
     """(b) drains of a pre-filled queue at each concurrency; the best run counts.
 
-    pgqueuer also drains at its big batch size with no concurrency limit (``None``).
+    Each system also drains at its best setting (``best`` below): pgqueuer at its big batch
+    size with no concurrency limit, ferry at its big concurrency (its claim batch size).
     """
-    rates: dict[tuple[str, int | None], list[Rate]] = defaultdict(list)
+    rates: dict[tuple[str, int | str], list[Rate]] = defaultdict(list)
     for run in range(sizes.end_to_end_runs):
-        plans: list[tuple[System, int | None, int | None]] = [
-            (s, c, None) for c in sizes.concurrencies for s in _in_turn(systems, run)
+        plans: list[tuple[System, int | None, int | None, int | str]] = [
+            (s, c, None, c) for c in sizes.concurrencies for s in _in_turn(systems, run)
         ]
-        plans += [(s, None, sizes.pgqueuer_big_batch) for s in systems if s.name == "pgqueuer"]
-        for system, concurrency, batch_size in plans:
+        for s in _in_turn(systems, run):
+            if s.name == "pgqueuer":
+                plans.append((s, None, sizes.pgqueuer_big_batch, "best"))
+            if s.name == "ferry":
+                plans.append((s, sizes.ferry_best_concurrency, None, "best"))
+        for system, concurrency, batch_size, row in plans:
             settings = system.worker_settings(concurrency, batch_size)
             _say(f"{system.name}: (b) end-to-end, {settings}, run {run + 1}")
             if run == 0:
                 figures[system.name].settings.append(f"(b) {settings}")
-            rates[system.name, concurrency].append(
+            rates[system.name, row].append(
                 await end_to_end(
                     system,
                     server_dsn,
@@ -91,11 +104,59 @@ async def measure_end_to_end(
                     timeout_s=sizes.drain_timeout_s,
                 )
             )
-    for (name, limit), runs in rates.items():
-        if limit is None:
-            figures[name].big_batch = best_rate(runs)
+        for system in _in_turn(systems, run):
+            processes, concurrency = sizes.shared_processes, sizes.shared_concurrency
+            settings = system.worker_settings(concurrency, None)
+            _say(f"{system.name}: (b) {processes} processes, {settings}, run {run + 1}")
+            rates[system.name, "shared"].append(
+                await shared_drain(
+                    system,
+                    server_dsn,
+                    processes=processes,
+                    count=sizes.end_to_end,
+                    concurrency=concurrency,
+                    timeout_s=sizes.drain_timeout_s,
+                )
+            )
+    for (name, row), runs in rates.items():
+        if row == "best":
+            figures[name].best = best_rate(runs)
+        elif row == "shared":
+            figures[name].shared = best_rate(runs)
         else:
-            figures[name].end_to_end[limit] = best_rate(runs)
+            assert isinstance(row, int)
+            figures[name].end_to_end[row] = best_rate(runs)
+
+
+async def measure_soak(
+    systems: list[System], server_dsn: str, sizes: Sizes, figures: dict[str, SystemFigures]
+) -> None:
+    """(e) a long drain per system, RSS sampled after a warm-up and at the end."""
+    for system in systems:
+        if system.name not in sizes.soak_systems:
+            continue
+        _say(f"{system.name}: (e) soak, {sizes.soak_runs:,} runs")
+        figures[system.name].soak = await soak(
+            system,
+            server_dsn,
+            warm_runs=sizes.soak_warm_runs,
+            runs=sizes.soak_runs,
+            concurrency=sizes.shared_concurrency,
+            timeout_s=sizes.soak_timeout_s,
+        )
+
+
+async def measure_reference(server_dsn: str, sizes: Sizes) -> Rate:
+    """(f) the raw asyncpg claim+settle loop; the best of the end-to-end run count."""
+    runs = []
+    for run in range(sizes.end_to_end_runs):
+        _say(f"reference: (f) raw asyncpg claim+settle, run {run + 1}")
+        runs.append(
+            await raw_claim_settle(
+                server_dsn, count=sizes.reference_rows, batch=sizes.reference_batch
+            )
+        )
+    return best_rate(runs)
 
 
 async def measure_wake(
@@ -126,6 +187,8 @@ async def run(names: list[str], sizes: Sizes, *, quick: bool, write: bool) -> No
             _say(redis)
         await measure_enqueue(systems, server_dsn, sizes, figures)
         await measure_end_to_end(systems, server_dsn, sizes, figures)
+        reference = await measure_reference(server_dsn, sizes)
+        await measure_soak(systems, server_dsn, sizes, figures)
         for system in systems:
             await measure_wake(system, server_dsn, sizes, figures[system.name])
         claims = {}
@@ -152,6 +215,7 @@ async def run(names: list[str], sizes: Sizes, *, quick: bool, write: bool) -> No
         versions=package_versions(),
         claims=claims,
         redis=redis,
+        reference=reference,
         seconds=time.perf_counter() - started,
         load=(load_before, os.getloadavg()[0]),
     )

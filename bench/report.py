@@ -16,7 +16,7 @@ from pathlib import Path
 from bench.claim_latency import ClaimLatency
 from bench.server import Server
 from bench.sizes import Sizes
-from bench.stats import Percentiles, Rate
+from bench.stats import Percentiles, Rate, Soak
 
 README = Path(__file__).with_name("README.md")
 _BEGIN, _END = "<!-- bench:results:begin -->", "<!-- bench:results:end -->"
@@ -32,8 +32,12 @@ class SystemFigures:
     batch: Rate | None = None
     end_to_end: dict[int, Rate] = field(default_factory=dict)
     """By worker concurrency, at the system's default settings."""
-    big_batch: Rate | None = None
-    """pgqueuer only: ``Sizes.pgqueuer_big_batch`` and no concurrency limit (its best setting)."""
+    best: Rate | None = None
+    """At the system's best setting: pgqueuer at ``Sizes.pgqueuer_big_batch`` with no
+    concurrency limit, ferry at ``Sizes.ferry_best_concurrency``."""
+    shared: Rate | None = None
+    """``Sizes.shared_processes`` worker processes draining one queue together."""
+    soak: Soak | None = None
     wake: Percentiles | None = None
     wake_complete: bool = True
     settings: list[str] = field(default_factory=list)
@@ -52,6 +56,8 @@ class Results:
     """(d) by ferry system."""
     redis: str | None = None
     """The Redis server ``ferry-redis`` ran on (version and persistence), if it ran."""
+    reference: Rate | None = None
+    """The raw asyncpg claim+settle loop (``bench/reference.py``)."""
     seconds: float = 0.0
     load: tuple[float, float] = (0.0, 0.0)
     """The machine's 1-minute load average before and after the run."""
@@ -60,7 +66,18 @@ class Results:
 def _rate(rate: Rate | None) -> str:
     if rate is None:
         return "—"
-    return f"{rate.per_second:,.0f}" + ("" if rate.complete else "*")
+    cpu = f" ({rate.cpu_us:,.0f} µs)" if rate.cpu_us is not None else ""
+    return f"{rate.per_second:,.0f}" + ("" if rate.complete else "*") + cpu
+
+
+def _soak(soak: Soak | None) -> str:
+    if soak is None or not soak.warm_rss or not soak.rss:
+        return "—"
+    mb = 2**20
+    return (
+        f"{soak.warm_rss / mb:.1f} / {soak.rss / mb:.1f} MB ({soak.bytes_per_run:+,.0f} B/run)"
+        + ("" if soak.rate.complete else "*")
+    )
 
 
 def _ms(value: float) -> str:
@@ -90,6 +107,8 @@ def table(results: Results) -> str:
     """The Markdown table (it reads as well in a terminal as in the README)."""
     names = list(results.systems)
     ferry = results.systems.get("ferry")
+    pgqueuer = results.systems.get("pgqueuer")
+    procrastinate = results.systems.get("procrastinate")
     # The targets compare ferry on Postgres with the other queues, never with itself.
     peers = [f for n, f in results.systems.items() if not n.startswith("ferry")]
     sizes = results.sizes
@@ -106,14 +125,21 @@ def table(results: Results) -> str:
     def per_second(rate: Rate | None) -> float | None:
         return rate.per_second if rate is not None else None
 
+    def of(figures: SystemFigures | None, concurrency: int) -> float | None:
+        return per_second(figures.end_to_end.get(concurrency)) if figures else None
+
     figures = list(results.systems.values())
     best_of_a = f", best of {sizes.enqueue_runs}" if sizes.enqueue_runs > 1 else ""
     best_of_b = f", best of {sizes.end_to_end_runs}" if sizes.end_to_end_runs > 1 else ""
     row(
         f"(a) enqueue, single (jobs/s, N={sizes.single:,}{best_of_a})",
         [_rate(f.single) for f in figures],
-        "—",
-        "—",
+        "≥ 1.0× better peer",
+        _ratio_verdict(
+            per_second(ferry.single) if ferry else None,
+            _best([per_second(p.single) for p in peers]),
+            1.0,
+        ),
     )
     row(
         f"(a) enqueue, batches of {sizes.batch:,} (jobs/s, N={sizes.batch_total:,}{best_of_a})",
@@ -125,28 +151,34 @@ def table(results: Results) -> str:
             1.2,
         ),
     )
+    targets = {1: (procrastinate, 2.0, "procrastinate"), 32: (pgqueuer, 3.0, "pgqueuer")}
     for concurrency in sizes.concurrencies:
-        top = concurrency == max(sizes.concurrencies)
-        best_peer = _best(
-            [per_second(p.end_to_end.get(concurrency)) for p in peers]
-            + ([per_second(p.big_batch) for p in peers] if top else [])
-        )
+        peer, needed, peer_name = targets.get(concurrency, (None, 0.0, ""))
         row(
             f"(b) end-to-end no-op, concurrency {concurrency} "
             f"(jobs/s, {sizes.end_to_end:,} pre-filled{best_of_b})",
             [_rate(f.end_to_end.get(concurrency)) for f in figures],
-            "≥ 2× better peer" + (" (incl. the row below)" if top else ""),
-            _ratio_verdict(
-                per_second(ferry.end_to_end.get(concurrency)) if ferry else None, best_peer, 2.0
-            ),
+            f"≥ {needed:g}× {peer_name}" if peer else "—",
+            _ratio_verdict(of(ferry, concurrency), of(peer, concurrency), needed) if peer else "—",
         )
-        if top and any(f.big_batch is not None for f in figures):
-            row(
-                f"(b) … pgqueuer batch_size={sizes.pgqueuer_big_batch}, no concurrency limit",
-                [_rate(f.big_batch) for f in figures],
-                "(peer figure)",
-                "—",
-            )
+    row(
+        f"(b) … best setting: ferry concurrency {sizes.ferry_best_concurrency}, pgqueuer "
+        f"batch_size={sizes.pgqueuer_big_batch} with no limit",
+        [_rate(f.best) for f in figures],
+        "≥ 1.0× pgqueuer's best",
+        _ratio_verdict(
+            per_second(ferry.best) if ferry else None,
+            per_second(pgqueuer.best) if pgqueuer else None,
+            1.0,
+        ),
+    )
+    row(
+        f"(b) … {sizes.shared_processes} worker processes on one queue, concurrency "
+        f"{sizes.shared_concurrency} each",
+        [_rate(f.shared) for f in figures],
+        "—",
+        "—",
+    )
     row(
         f"(c) enqueue→start p50 / p95 / p99 (ms), {sizes.latency_rate:.0f} jobs/s, "
         f"{sizes.latency_samples} samples",
@@ -172,7 +204,32 @@ def table(results: Results) -> str:
             "within 2× of empty",
             "; ".join(f"{n} {_flat_verdict(c)}" for n, c in claims.items()),
         )
+    row(
+        f"(e) worker RSS after {sizes.soak_warm_runs:,} / {sizes.soak_runs:,} runs, "
+        f"concurrency {sizes.shared_concurrency}",
+        [_soak(f.soak) for f in figures],
+        "within 10 %",
+        _soak_verdict(ferry.soak if ferry else None),
+    )
+    reference = results.reference
+    if reference is not None:
+        best = per_second(ferry.best) if ferry else None
+        row(
+            f"(f) physical reference: raw asyncpg claim+settle, batches of "
+            f"{sizes.reference_batch} (rows/s)",
+            ["—" for _ in names],
+            _rate(reference),
+            f"ferry's best is {best / reference.per_second:.0%} of it"
+            if best and reference.per_second
+            else "—",
+        )
     return _markdown([header, *rows])
+
+
+def _soak_verdict(soak: Soak | None) -> str:
+    if soak is None or not soak.warm_rss or not soak.rss:
+        return "n/a"
+    return f"{soak.growth:+.1%} — {'met' if soak.growth <= 0.10 else 'missed'}"
 
 
 def _wake_verdict(ferry: SystemFigures | None, peers: list[SystemFigures]) -> str:
@@ -252,6 +309,10 @@ def environment(results: Results) -> str:
 def footnotes(results: Results) -> str:
     """How each system's worker was configured, and what a starred figure means."""
     lines = [f"- {name}: {'; '.join(f.settings)}" for name, f in results.systems.items()]
+    lines.append(
+        "- (b), (e) and (f) cells: jobs/s, and in brackets the CPU time the worker "
+        "process(es) spent per job (`time.process_time`, first body to the end)."
+    )
     lines.append(
         f"- `*` stopped at its bound ({results.sizes.drain_timeout_s:.0f} s for a drain) before "
         "finishing; the figure is the rate over the jobs finished by then."

@@ -25,6 +25,24 @@ class Sizes:
     """(b) drains per system and setting (the fastest is reported)."""
     pgqueuer_big_batch: int
     """(b) pgqueuer also runs at this batch size (default 10) with no concurrency limit."""
+    ferry_best_concurrency: int
+    """(b) ferry also runs at this concurrency: the size of its claim batches at full speed."""
+    shared_processes: int
+    """(b) worker processes draining one queue together ..."""
+    shared_concurrency: int
+    """... each at this concurrency."""
+    soak_warm_runs: int
+    """(e) runs after which a soaking worker's RSS is first sampled ..."""
+    soak_runs: int
+    """... and the runs after which it is sampled again."""
+    soak_systems: tuple[str, ...]
+    """(e) the systems soaked (one too slow to run ``soak_runs`` in minutes is left out)."""
+    soak_timeout_s: float
+    """(e) a soak stops after this long."""
+    reference_rows: int
+    """(f) rows the raw asyncpg loop claims and settles ..."""
+    reference_batch: int
+    """... this many per claim."""
     latency_samples: int
     """(c) jobs enqueued one by one on an idle worker ..."""
     latency_rate: float
@@ -48,6 +66,15 @@ FULL = Sizes(
     concurrencies=(1, 32),
     end_to_end_runs=2,
     pgqueuer_big_batch=100,
+    ferry_best_concurrency=100,
+    shared_processes=2,
+    shared_concurrency=32,
+    soak_warm_runs=10_000,
+    soak_runs=200_000,
+    soak_systems=("ferry", "pgqueuer"),
+    soak_timeout_s=300.0,
+    reference_rows=20_000,
+    reference_batch=100,
     latency_samples=600,
     latency_rate=50.0,
     retained=1_000_000,
@@ -65,6 +92,15 @@ QUICK = Sizes(
     concurrencies=(1, 32),
     end_to_end_runs=1,
     pgqueuer_big_batch=100,
+    ferry_best_concurrency=100,
+    shared_processes=2,
+    shared_concurrency=32,
+    soak_warm_runs=2_000,
+    soak_runs=20_000,
+    soak_systems=("ferry", "pgqueuer"),
+    soak_timeout_s=120.0,
+    reference_rows=2_000,
+    reference_batch=100,
     latency_samples=100,
     latency_rate=50.0,
     retained=50_000,

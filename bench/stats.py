@@ -34,6 +34,38 @@ class Rate:
 
     per_second: float
     complete: bool = True
+    cpu_us: float | None = None
+    """CPU time the worker process(es) spent per job, in microseconds (drains only)."""
+
+
+def drain_rate(jobs: int, seconds: float, cpu_seconds: float, complete: bool) -> Rate:
+    """A drain's throughput and the worker CPU it cost per job."""
+    return Rate(
+        jobs / seconds if seconds > 0 else 0.0,
+        complete,
+        cpu_seconds / jobs * 1e6 if jobs else None,
+    )
+
+
+@dataclass(frozen=True)
+class Soak:
+    """A worker's resident memory after a warm-up number of runs and after many more."""
+
+    warm_runs: int
+    warm_rss: int
+    runs: int
+    rss: int
+    rate: Rate
+
+    @property
+    def growth(self) -> float:
+        """RSS after ``runs`` relative to RSS after ``warm_runs`` (0.05: 5 % more)."""
+        return self.rss / self.warm_rss - 1
+
+    @property
+    def bytes_per_run(self) -> float:
+        """RSS gained per run between the two samples."""
+        return (self.rss - self.warm_rss) / (self.runs - self.warm_runs)
 
 
 def best_rate(rates: Sequence[Rate]) -> Rate:

@@ -10,7 +10,7 @@ import time
 from typing import IO, Any
 
 from bench.server import fresh_database
-from bench.stats import Percentiles, Rate, percentiles
+from bench.stats import Percentiles, Rate, Soak, drain_rate, percentiles
 from bench.systems import Payload, Producer, System
 
 _WARM_UP = 20
@@ -55,6 +55,16 @@ async def enqueue_batch(system: System, dsn: str, total: int, batch: int, first:
         await producer.close()
 
 
+async def _prefill(system: System, dsn: str, count: int) -> None:
+    producer = await system.producer(dsn)
+    try:
+        for offset in range(0, count, _PREFILL_BATCH):
+            size = min(_PREFILL_BATCH, count - offset)
+            await producer.enqueue_batch([_payload(offset + i) for i in range(size)])
+    finally:
+        await producer.close()
+
+
 async def end_to_end(
     system: System,
     server_dsn: str,
@@ -67,18 +77,78 @@ async def end_to_end(
     """(b) Pre-fill ``count`` no-op jobs, then one worker process drains them."""
     async with fresh_database(server_dsn, system.name) as dsn:
         await system.install(dsn)
-        producer = await system.producer(dsn)
-        try:
-            for offset in range(0, count, _PREFILL_BATCH):
-                size = min(_PREFILL_BATCH, count - offset)
-                await producer.enqueue_batch([_payload(offset + i) for i in range(size)])
-        finally:
-            await producer.close()
+        await _prefill(system, dsn, count)
         worker = WorkerProcess(system, dsn, "drain", count, concurrency, batch_size, timeout_s)
         await worker.start()
         result = await worker.result()
-    jobs, seconds = int(result["jobs"]), float(result["seconds"])
-    return Rate(jobs / seconds if seconds > 0 else 0.0, bool(result["complete"]))
+    return drain_rate(
+        int(result["jobs"]),
+        float(result["seconds"]),
+        float(result["cpu_seconds"]),
+        bool(result["complete"]),
+    )
+
+
+async def shared_drain(
+    system: System,
+    server_dsn: str,
+    *,
+    processes: int,
+    count: int,
+    concurrency: int | None,
+    timeout_s: float,
+) -> Rate:
+    """(b) ``processes`` worker processes on one queue: once all listen, ``count`` jobs are
+    enqueued in batches and they drain them together; from the first body in any process
+    to every job settled."""
+    async with fresh_database(server_dsn, system.name) as dsn:
+        await system.install(dsn)
+        workers = [
+            WorkerProcess(system, dsn, "share", count, concurrency, None, timeout_s)
+            for _ in range(processes)
+        ]
+        for worker in workers:
+            await worker.start()
+        await _prefill(system, dsn, count)
+        results = [await worker.result() for worker in workers]
+    firsts = [float(r["first_wall"]) for r in results if r["first_wall"] is not None]
+    jobs = sum(int(r["jobs"]) for r in results)
+    seconds = max(float(r["end_wall"]) for r in results) - min(firsts) if firsts else 0.0
+    return drain_rate(
+        jobs,
+        seconds,
+        sum(float(r["cpu_seconds"]) for r in results),
+        all(bool(r["complete"]) for r in results),
+    )
+
+
+async def soak(
+    system: System,
+    server_dsn: str,
+    *,
+    warm_runs: int,
+    runs: int,
+    concurrency: int | None,
+    timeout_s: float,
+) -> Soak:
+    """(e) One worker process drains ``runs`` pre-filled jobs; its RSS is sampled after
+    ``warm_runs`` and after ``runs``."""
+    async with fresh_database(server_dsn, system.name) as dsn:
+        await system.install(dsn)
+        await _prefill(system, dsn, runs)
+        worker = WorkerProcess(
+            system, dsn, "soak", runs, concurrency, None, timeout_s, marks=(warm_runs, runs)
+        )
+        await worker.start()
+        result = await worker.result()
+    rss = {int(mark): int(value) for mark, value in result["rss"].items()}
+    rate = drain_rate(
+        int(result["jobs"]),
+        float(result["seconds"]),
+        float(result["cpu_seconds"]),
+        bool(result["complete"]),
+    )
+    return Soak(warm_runs, rss.get(warm_runs, 0), runs, rss.get(runs, 0), rate)
 
 
 async def wake_latency(
@@ -115,6 +185,8 @@ class WorkerProcess:
         concurrency: int | None,
         batch_size: int | None,
         timeout_s: float,
+        *,
+        marks: tuple[int, ...] = (),
     ) -> None:
         self._argv = [
             sys.executable,
@@ -130,6 +202,8 @@ class WorkerProcess:
             self._argv.append(f"--concurrency={concurrency}")
         if batch_size is not None:
             self._argv.append(f"--batch-size={batch_size}")
+        if marks:
+            self._argv.append(f"--marks={','.join(str(m) for m in marks)}")
         self._timeout_s = timeout_s
         # Lives as long as the process; read only to explain a failure, closed in result().
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115

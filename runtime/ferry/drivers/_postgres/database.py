@@ -32,6 +32,11 @@ ListenConnection: TypeAlias = (
 )
 
 
+ANALYZE_BACKLOG_RUNS = 1_000
+"""A never-analyzed jobs table holding this many runs is analyzed when a driver opens
+(``sql/queries/jobs_never_analyzed.sql`` says why); autovacuum takes over from there."""
+
+
 def wake_application_name(schema: str) -> str:
     """``application_name`` of the LISTEN session a driver opens itself (``pg_stat_activity``)."""
     return f"ferry-wake:{schema}"
@@ -79,6 +84,10 @@ class Database:
             pool = await self._connected()
             async with pool.acquire() as connection:
                 applied = await apply_migrations(connection, self.queries, self.clock)
+                if await connection.fetchval(
+                    self.queries["jobs_never_analyzed"], ANALYZE_BACKLOG_RUNS
+                ):
+                    await connection.execute(self.queries["jobs_analyze"])
         self._migrated = True
         return applied
 
