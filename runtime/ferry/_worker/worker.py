@@ -342,10 +342,11 @@ class JobWorker:
             batch.failed(error)
             raise
         batch.landed(landed)
-        now = clock.now_ms()
         for (_, settle), result in zip(batch.settles, landed, strict=True):
-            if result and isinstance(settle, NackOptions) and (settle.run_at_ms or 0) > now:
-                self._due.add(settle.run_at_ms or 0)  # a backoff: wake for it, not the poll
+            if result and isinstance(settle, NackOptions) and settle.run_at_ms is not None:
+                # Back in the queue from then (a backoff, a deferral, a sleep): wake for it,
+                # not for the poll — even if it fell due while this trip was out.
+                self._due.add(settle.run_at_ms)
         return claimed
 
     async def _idle(self, wake: QueueWake, *, free: int, stopping: bool) -> None:
@@ -355,6 +356,9 @@ class JobWorker:
             await self._nudge.wait()  # the hot path: no timer, no task
             return
         clock = self.driver.clock
+        if self._due.take_due(clock.now_ms()):
+            self._short = False  # a run this worker knows of is due already
+            return
         waits: list[Awaitable[object]] = [self._nudge.wait(), wake.wait(wake.idle_poll_ms)]
         soonest = self._due.soonest
         if soonest is not None:

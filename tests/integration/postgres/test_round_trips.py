@@ -82,8 +82,13 @@ async def test_every_queue_operation_is_one_statement(
     assert log.count_from_here() == 1
     assert await driver.nack(claimed[1].id, NackOptions("w", "retry"))
     assert log.count_from_here() == 1
-    settles = [(c.id, AckOptions("w")) for c in claimed[2:]]
-    assert await driver.settle_many(settles) == [True] * 198
+    settles = [(c.id, AckOptions("w")) for c in claimed[2:100]]
+    assert await driver.settle_many(settles) == [True] * 98
+    assert log.count_from_here() == 1
+    # The worker's round trip: a burst of settles and the next claim, one statement.
+    settles = [(c.id, AckOptions("w")) for c in claimed[100:]]
+    landed, again = await driver.settle_and_claim(settles, ClaimOptions("w", 30_000, limit=50))
+    assert landed == [True] * 100 and len(again) == 50
     assert log.count_from_here() == 1
     assert await driver.leases.acquire("k", holder="1", limit=2, ttl_ms=1_000)
     assert log.count_from_here() == 1

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import asyncpg
 from support.runs import send
 
 from ferry._clock import FrozenClock
@@ -139,3 +142,27 @@ async def test_uncounted_settles_give_the_attempt_back(driver: PostgresJobDriver
     [held] = await driver.claim(ClaimOptions("w", 30_000))
     attempts.append(held.attempt)
     assert attempts == [1, 1, 1, 1, 2]
+
+
+async def test_a_renewal_skips_a_row_another_session_holds_locked_and_renews_the_rest(
+    driver: PostgresJobDriver, admin: asyncpg.Connection, pg_schema: str
+) -> None:
+    await driver.enqueue_many([send("locked"), send("free")])
+    locked, free = await driver.claim(ClaimOptions("w", lease_ms=30_000, limit=2))
+    async with admin.transaction():
+        await admin.execute(
+            f'SELECT 1 FROM "{pg_schema}".jobs WHERE id = $1 FOR UPDATE', int(locked.id)
+        )
+        # One batched statement renews every lease of a worker: a row stuck behind another
+        # session's lock does not land this time, and does not stall the others.
+        answers = await asyncio.wait_for(
+            driver.heartbeat_many(
+                [
+                    (locked.id, HeartbeatOptions("w", 60_000)),
+                    (free.id, HeartbeatOptions("w", 60_000)),
+                ]
+            ),
+            10,
+        )
+    assert [a.landed for a in answers] == [False, True]
+    assert await driver.heartbeat(locked.id, HeartbeatOptions("w", 60_000)), "the next one lands"
