@@ -18,6 +18,7 @@ from ferry._cli import (
     jobs_commands,
     mcp_command,
     migrate_command,
+    prune_command,
     queues_commands,
     relay_command,
     roles,
@@ -35,6 +36,7 @@ from ferry.errors import FerryError
 _GROUPS = (
     worker_command,
     migrate_command,
+    prune_command,
     jobs_commands,
     scheduler_command,
     tasks_commands,

@@ -1,4 +1,4 @@
-"""``ferry dev``: the whole app in one process — worker, scheduler and the dashboard.
+"""``ferry dev``: the whole app in one process — worker, scheduler, maintenance, dashboard.
 
 On ``--db``/``DATABASE_URL`` when one is given — ``sqlite:///jobs.db`` runs everything on a
 SQLite file with no server at all — otherwise on the embedded PostgreSQL under
@@ -23,6 +23,7 @@ from ferry._cli.envelope import Outcome
 from ferry._cli.lifecycle import run_role
 from ferry._cli.process_options import add_log_options
 from ferry._lifecycle import Role
+from ferry._maintenance import Maintenance
 from ferry._scheduler import Scheduler
 from ferry._worker import job_worker
 from ferry.drivers._url import DatabaseDriver
@@ -69,6 +70,12 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
             port=args.port,
         )
         scheduler = [Scheduler(driver=driver, tasks=api.tasks.values())] if api.tasks else []
+        # The default retention, by the scheduler's leadership when there is a scheduler.
+        maintenance = Maintenance(
+            driver,
+            holder=worker.worker_id,
+            leading=(lambda: scheduler[0].leader.held) if scheduler else None,
+        )
         url = f"http://{args.host}:{args.port}/admin/jobs"
         sys.stderr.write(
             f"ferry dev: {len(api.jobs)} job(s), {len(api.tasks)} task(s) on "
@@ -76,7 +83,7 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
             + (f"  (token: {token})" if token and not args.insecure_dev else "  (no token)")
             + "\n"
         )
-        return [worker, *scheduler, dashboard]
+        return [worker, *scheduler, maintenance, dashboard]
 
     await run_role(args, process="dev", build=build, embedded=True)
     return Outcome("dev", "ferry dev stopped")

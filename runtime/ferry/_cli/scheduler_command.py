@@ -12,8 +12,11 @@ from ferry._app import load_app
 from ferry._cli.envelope import Outcome
 from ferry._cli.lifecycle import run_role
 from ferry._cli.process_options import add_process_options
+from ferry._cli.retention_options import add_maintenance_options, prune_every_ms, retention_from
 from ferry._cli.roles import register_role
-from ferry._metrics import SchedulerMetrics
+from ferry._lifecycle import Role
+from ferry._maintenance import Maintenance
+from ferry._metrics import MaintenanceMetrics, SchedulerMetrics
 from ferry._scheduler import DEFAULT_LEADER_TTL_MS, DEFAULT_TICK_MS, Scheduler
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
@@ -34,6 +37,7 @@ def scheduler_options(parser: argparse.ArgumentParser) -> None:
         default=float(env("LEASE_SECONDS", DEFAULT_LEADER_TTL_MS / 1000)),
         help="leader lease TTL: a standby takes over this long after the leader stops",
     )
+    add_maintenance_options(parser)
 
 
 async def run_scheduler(args: argparse.Namespace) -> Outcome:
@@ -47,19 +51,28 @@ async def run_scheduler(args: argparse.Namespace) -> Outcome:
             "the scheduler role for this app",
         )
     metrics = SchedulerMetrics(CollectorRegistry())
+    policy, every_ms = retention_from(args), prune_every_ms(args)
     schedulers: list[Scheduler] = []
 
-    def build(driver: JobDriver) -> list[Scheduler]:
-        schedulers.append(
-            Scheduler(
-                driver=driver,
-                tasks=api.tasks.values(),
-                tick_ms=round(args.tick_seconds * 1000),
-                lease_ms=round(args.lease_seconds * 1000),
-                metrics=metrics,
-            )
+    def build(driver: JobDriver) -> list[Role]:
+        scheduler = Scheduler(
+            driver=driver,
+            tasks=api.tasks.values(),
+            tick_ms=round(args.tick_seconds * 1000),
+            lease_ms=round(args.lease_seconds * 1000),
+            metrics=metrics,
         )
-        return schedulers
+        schedulers.append(scheduler)
+        # Maintenance rides on leadership: the leader prunes, the standby does not.
+        maintenance = Maintenance(
+            driver,
+            holder=scheduler.holder,
+            policy=policy,
+            every_ms=every_ms,
+            leading=lambda: scheduler.leader.held,
+            metrics=MaintenanceMetrics(metrics.registry),
+        )
+        return [scheduler, maintenance]
 
     # The scheduler binds the metrics port only: liveness is /livez, and nothing routes
     # request traffic to a scheduler.

@@ -12,9 +12,12 @@ from ferry._app import load_app
 from ferry._cli.envelope import Outcome
 from ferry._cli.lifecycle import run_role
 from ferry._cli.process_options import add_process_options
+from ferry._cli.retention_options import add_maintenance_options, prune_every_ms, retention_from
 from ferry._cli.roles import register_role
 from ferry._jobs.policy import Caps
-from ferry._metrics import WorkerMetrics
+from ferry._lifecycle import Role
+from ferry._maintenance import Maintenance
+from ferry._metrics import MaintenanceMetrics, WorkerMetrics
 from ferry._names import check_name
 from ferry._worker import JobWorker, job_worker
 from ferry.drivers.protocol import JobDriver
@@ -51,6 +54,14 @@ def worker_options(parser: argparse.ArgumentParser) -> None:
         default=float(env("HEARTBEAT_SECONDS", 0)) or None,
         help="lease renewal interval (default: a third of --lease-seconds)",
     )
+    parser.add_argument(
+        "--maintenance",
+        action="store_true",
+        default=env("MAINTENANCE", "").lower() in ("1", "true", "yes"),
+        help="also prune by the retention options, in one process of the fleet "
+        "(for a deployment without a scheduler; $MAINTENANCE)",
+    )
+    add_maintenance_options(parser)
 
 
 def queues_from(text: str | None) -> list[str] | None:
@@ -82,23 +93,32 @@ async def run_worker(args: argparse.Namespace) -> Outcome:
     heartbeat_ms = int(args.heartbeat_seconds * 1000) if args.heartbeat_seconds else None
     metrics = WorkerMetrics(CollectorRegistry())
     caps = caps_from(args)
+    policy, every_ms = retention_from(args), prune_every_ms(args)
     workers: list[JobWorker] = []
 
-    def build(driver: JobDriver) -> list[JobWorker]:
-        workers.append(
-            job_worker(
-                driver=driver,
-                jobs=api.jobs.values(),
-                queues=queues_from(args.queues),
-                concurrency=args.concurrency,
-                lease_ms=int(args.lease_seconds * 1000),
-                heartbeat_interval_ms=heartbeat_ms,
-                drain_seconds=args.drain_seconds,
-                metrics=metrics,
-                caps=caps,
-            )
+    def build(driver: JobDriver) -> list[Role]:
+        worker = job_worker(
+            driver=driver,
+            jobs=api.jobs.values(),
+            queues=queues_from(args.queues),
+            concurrency=args.concurrency,
+            lease_ms=int(args.lease_seconds * 1000),
+            heartbeat_interval_ms=heartbeat_ms,
+            drain_seconds=args.drain_seconds,
+            metrics=metrics,
+            caps=caps,
         )
-        return workers
+        workers.append(worker)
+        if not args.maintenance:
+            return [worker]
+        maintenance = Maintenance(
+            driver,
+            holder=worker.worker_id,
+            policy=policy,
+            every_ms=every_ms,
+            metrics=MaintenanceMetrics(metrics.registry),
+        )
+        return [worker, maintenance]
 
     await run_role(args, process="worker", build=build, registry=metrics.registry)
     return Outcome("worker", f"worker {workers[0].worker_id} stopped")

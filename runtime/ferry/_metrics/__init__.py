@@ -1,6 +1,7 @@
 """Prometheus metrics and the liveness probe every ferry role serves on ``METRICS_PORT``."""
 
 from ferry._metrics.catalog import WorkerMetrics
+from ferry._metrics.maintenance_catalog import MaintenanceMetrics
 from ferry._metrics.scheduler_catalog import SchedulerMetrics
 from ferry._metrics.server import (
     DEFAULT_LOOP_LAG_BUDGET_S,
@@ -12,6 +13,7 @@ from ferry._metrics.server import (
 __all__ = [
     "DEFAULT_LOOP_LAG_BUDGET_S",
     "DEFAULT_METRICS_PORT",
+    "MaintenanceMetrics",
     "MetricsServer",
     "SchedulerMetrics",
     "WorkerMetrics",

@@ -467,7 +467,16 @@ class BackfillCheckpoint:
 
 
 class QueueWake(Protocol):
-    """Wakes an idle waiter when something is committed, instead of at its next poll."""
+    """Wakes an idle waiter when something is committed, instead of at its next poll.
+
+    A run enqueued for later wakes waiters too, at the instant it falls due: a worker that
+    sleeps until its idle poll would start a run due in 200 ms seconds late. A driver tells
+    its waiters the soonest ``run_at`` of each enqueue that wrote runs for later (Postgres:
+    in the enqueue's NOTIFY, payload ``<queue>@<run_at_ms>``; memory: in process), and
+    ``wait`` returns at it; ``ferry._wakeup.Wakeup`` implements both halves (``announce``
+    and ``expect``) over any clock. The worker adds the instants of its own nacks (a
+    retry's backoff) itself. ``tests/conformance/test_worker.py`` checks it on every driver.
+    """
 
     @property
     def healthy(self) -> bool:
@@ -480,7 +489,8 @@ class QueueWake(Protocol):
         ...
 
     async def wait(self, timeout_ms: int) -> bool:
-        """True when woken (or woken since the last wait), False when ``timeout_ms`` passed."""
+        """True when woken (or woken since the last wait) or when a run enqueued for later
+        falls due, False when ``timeout_ms`` passed (on the driver's clock)."""
         ...
 
 
@@ -842,14 +852,24 @@ class JobDriver(Protocol):
         ...
 
     async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
-        """Renew many leases (and the run's slots), each fenced like a settle; answers in order."""
+        """Renew many leases (and the run's slots), each fenced like a settle; answers in order.
+
+        A worker renews every lease it holds with one call per heartbeat interval, so one
+        run must not hold the others back: a renewal the driver cannot make at once (a row
+        another session holds locked) may answer not-landed rather than wait (the worker
+        counts a failed renewal and tries again next interval; a whole window of them is a
+        lost lease)."""
         ...
 
     async def settle_and_claim(
         self, settles: Sequence[Settle], options: ClaimOptions
     ) -> tuple[list[bool], list[ClaimedJob]]:
         """``settle_many(settles)`` then ``claim(options)``, in one round trip where the
-        driver can: the settles land first, so a slot they release is claimable at once."""
+        driver can: the settles land first, so a slot they release is claimable at once.
+
+        This is the worker's hot path — every round trip of a busy worker is one call —
+        so a driver with a way to do both in one statement or script should override the
+        two-trip default of ``DerivedCalls`` (Postgres: ``sql/queries/settle_and_claim.sql``)."""
         ...
 
     async def ack(self, job_id: str, options: AckOptions) -> bool:
