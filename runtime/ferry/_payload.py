@@ -15,7 +15,6 @@ stores that text, and its size is what ``max_payload_bytes`` limits.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime, time, timedelta
@@ -25,6 +24,7 @@ from typing import Any, Final
 from uuid import UUID
 
 from pydantic import BaseModel
+from pydantic_core import to_json as pydantic_to_json
 from pydantic_core import to_jsonable_python
 
 from ferry._checks import require_count
@@ -74,8 +74,13 @@ def payload_limit(max_payload_bytes: object) -> int:
 
 
 def json_text(value: JsonValue) -> str:
-    """``value`` (already plain JSON data) as compact JSON text, the form drivers store."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """``value`` (already plain JSON data) as compact JSON text, the form drivers store.
+
+    pydantic-core's encoder, not ``json.dumps``: it writes the same text for every value
+    the walk lets through (floats in their shortest round-tripping form, ``1e-7`` where
+    ``json`` writes ``1e-07``), in a fraction of the time — this runs for every enqueue and
+    every settled result."""
+    return pydantic_to_json(value).decode()
 
 
 def to_json(value: Any, *, what: str) -> JsonValue:

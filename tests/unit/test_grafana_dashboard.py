@@ -1,7 +1,8 @@
 """The chart's Grafana dashboard reads only metrics the runtime really exports.
 
 Every PromQL expression (panels and template variables) is parsed for metric names, and
-each must be a sample name that ``WorkerMetrics`` or ``SchedulerMetrics`` registers — so
+each must be a sample name that ``WorkerMetrics``, ``SchedulerMetrics`` or
+``MaintenanceMetrics`` registers — so
 renaming a metric, or a panel asking for one that does not exist, fails here. Every label
 a panel groups or filters by must be one of that metric's labels or a target label the
 ServiceMonitor adds.
@@ -16,7 +17,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from ferry._metrics import SchedulerMetrics, WorkerMetrics
+from ferry._metrics import MaintenanceMetrics, SchedulerMetrics, WorkerMetrics
 
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "charts" / "ferry" / "dashboards" / "ferry.json"
@@ -34,8 +35,9 @@ def _exported() -> dict[str, set[str]]:
     worker.step_executions.labels(job="j").inc()
     worker.queue_depth.labels(queue="q", state="queued").set(1)
     worker.queue_oldest_age.labels(queue="q").set(1)
+    maintenance = MaintenanceMetrics(CollectorRegistry())
     names: dict[str, set[str]] = {}
-    for registry in (worker.registry, scheduler.registry):
+    for registry in (worker.registry, scheduler.registry, maintenance.registry):
         for family in registry.collect():
             if family.type == "histogram":  # documented by its family name
                 names.setdefault(family.name, set())
