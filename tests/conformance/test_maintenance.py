@@ -12,33 +12,10 @@ from ferry._clock import FrozenClock
 from ferry._maintenance import DEFAULT_RETENTION, MAINTENANCE_KEY, Maintenance
 from ferry._metrics import MaintenanceMetrics
 from ferry._scheduler import LeaseLeader
-from ferry.drivers.protocol import (
-    AckOptions,
-    ClaimOptions,
-    EnqueueRequest,
-    JobDriver,
-    NackOptions,
-    RunFilter,
-)
+from ferry.drivers.protocol import JobDriver
 
 from .conftest import Append
-
-
-async def finish(driver: JobDriver, keys: list[str], how: str) -> None:
-    """Enqueue runs under ``keys`` and end them ``completed`` or ``dead`` now."""
-    await driver.enqueue_many(
-        [EnqueueRequest("maintained", "default", {"key": k}, k, max_attempts=3) for k in keys]
-    )
-    claimed = await driver.claim(ClaimOptions("w", 30_000, limit=len(keys)))
-    settle = AckOptions("w") if how == "completed" else NackOptions("w", "dead")
-    assert await driver.settle_many([(c.id, settle) for c in claimed]) == [True] * len(keys)
-
-
-async def states(driver: JobDriver) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for run in await driver.introspect.list_runs(RunFilter(limit=1_000)):
-        counts[run.state] = counts.get(run.state, 0) + 1
-    return counts
+from .test_prune import finish, states
 
 
 async def test_maintenance_prunes_past_each_retention_and_keeps_what_is_younger(
