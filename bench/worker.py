@@ -47,8 +47,11 @@ def resident_bytes() -> int:
 class Tally:
     """What the job bodies reported: how many ran, when, their latencies, RSS at marks."""
 
-    def __init__(self, expected: int, marks: tuple[int, ...] = ()) -> None:
+    def __init__(self, expected: int, marks: tuple[int, ...] = (), latencies: bool = False) -> None:
         self.expected = expected
+        self.keep_latencies = latencies
+        """Only the latency mode keeps one figure per job: a drain keeps nothing per job, so
+        a soak measures the worker's memory and not the bench's."""
         self.count = 0
         self.first_at: float | None = None
         self.first_wall: float | None = None
@@ -68,7 +71,8 @@ class Tally:
         if self.first_at is None:
             self.first_at, self.first_wall = self.last_at, now
             self.first_cpu = time.process_time()
-        self.latencies_ms.append((now - t0) * 1000)
+        if self.keep_latencies:
+            self.latencies_ms.append((now - t0) * 1000)
         self.count += 1
         if self.count in self.marks:
             self.rss[self.count] = resident_bytes()
@@ -84,7 +88,7 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
     """Run the worker in the background and measure ``args.mode``; stops it before returning."""
     system = load_system(args.system)
     marks = tuple(int(m) for m in args.marks.split(",")) if args.marks else ()
-    tally = Tally(args.count, marks)
+    tally = Tally(args.count, marks, latencies=args.mode == "latency")
     ready, stop = asyncio.Event(), asyncio.Event()
     working = asyncio.create_task(
         system.work(
