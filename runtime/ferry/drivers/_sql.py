@@ -2,6 +2,10 @@
 
 A driver's ``sql/queries`` folder holds one statement per ``<name>.sql`` file, called by
 its name; ``sql/migrations`` holds the numbered migrations (``ferry.drivers._ledger``).
+A file named ``_<name>.sql`` is a *fragment*, not a statement: a part several statements
+share (the settle both round trips of the Postgres worker begin with), included where a
+statement says ``{_<name>}``, without the fragment's leading comment (which documents the
+file, not the statement it lands in).
 """
 
 from __future__ import annotations
@@ -13,10 +17,26 @@ from importlib import resources
 
 @cache
 def sql_files(package: str) -> Mapping[str, str]:
-    """Every ``*.sql`` file of ``package``, by file stem, read once per process."""
+    """Every statement of ``package`` (its ``*.sql`` files but fragments), by file stem,
+    with its fragments included; read once per process."""
     folder = resources.files(package)
-    return {
+    files = {
         entry.name.removesuffix(".sql"): entry.read_text(encoding="utf-8")
         for entry in folder.iterdir()
         if entry.name.endswith(".sql")
     }
+    fragments = {name: _fragment_body(text) for name, text in files.items() if name[0] == "_"}
+    statements = {}
+    for name, text in files.items():
+        if name[0] != "_":
+            for fragment, body in fragments.items():
+                text = text.replace(f"{{{fragment}}}", body)
+            statements[name] = text
+    return statements
+
+
+def _fragment_body(text: str) -> str:
+    lines = text.strip().splitlines()
+    while lines and lines[0].startswith("--"):
+        lines.pop(0)
+    return "\n".join(lines)

@@ -226,8 +226,9 @@ class PostgresJobDriver(DerivedCalls):
     async def settle_and_claim(
         self, settles: Sequence[Settle], options: ClaimOptions
     ) -> tuple[list[bool], list[ClaimedJob]]:
-        """One statement: the settles, then the claim, which counts the slots the settles
-        release as free (``sql/queries/settle_and_claim.sql``)."""
+        """One statement: the settles, then the claim (``sql/queries/settle_and_claim.sql``;
+        with ``options.limits``, ``settle_and_keyed_claim.sql``, which counts the slots the
+        settles release as free and hands them to the runs it claims)."""
         return await self._round_trip(settles, options)
 
     async def _round_trip(
@@ -246,8 +247,9 @@ class PostgresJobDriver(DerivedCalls):
             return [False] * len(settles), []
         columns = array_columns(_settle_row(pk, settle, now) for pk, settle in sent) or _NO_SETTLES
         limits = options.limits if options is not None else {}
+        keyed = (list(limits), list(limits.values())) if limits else ()
         rows = await pool.fetch(
-            self._db.queries["settle_and_claim"],
+            self._db.queries["settle_and_keyed_claim" if limits else "settle_and_claim"],
             *columns,
             now,
             CANCELLED_BY_OPERATOR.code,
@@ -257,8 +259,7 @@ class PostgresJobDriver(DerivedCalls):
             now + options.lease_ms if options is not None else None,
             list(options.queues) if options is not None and options.queues is not None else None,
             list(options.names) if options is not None and options.names is not None else None,
-            list(limits),
-            list(limits.values()),
+            *keyed,
         )
         landed = {row["pk"] for row in rows if not row["claimed"]}
         return (

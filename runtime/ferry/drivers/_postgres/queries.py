@@ -1,9 +1,10 @@
 """Named SQL: every statement of the driver, read from ``sql/queries/<name>.sql``.
 
 The Python side calls a statement by its name, so a reviewer reads the claim query in
-one place. A file may use two placeholders, substituted once per schema: ``{schema}``
-(the quoted schema identifier), ``{channel}`` and ``{outbox_channel}`` (the NOTIFY channels
-of runs and of outbox entries, as SQL literals).
+one place (a part several statements share is a fragment, ``ferry.drivers._sql``). A file
+may use placeholders, substituted once per schema: ``{schema}`` (the quoted schema
+identifier), ``{channel}`` and ``{outbox_channel}`` (the NOTIFY channels of runs and of
+outbox entries, as SQL literals).
 Substitution is safe because ``checked_schema`` admits only ``[a-z0-9_]`` names.
 """
 
@@ -66,7 +67,7 @@ class Queries:
         return self._rendered[name]
 
     def render(self, sql: str) -> str:
-        """``sql`` with this schema's identifier and channel substituted."""
+        """``sql`` with this schema's identifier and channels substituted."""
         return (
             sql.replace("{schema}", f'"{self.schema}"')
             .replace("{outbox_channel}", f"'{self.outbox_channel}'")

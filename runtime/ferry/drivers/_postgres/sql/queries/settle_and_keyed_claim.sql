@@ -1,0 +1,112 @@
+-- The round trip of a worker running jobs that declare concurrency: like settle_and_claim,
+-- and the claim also takes each keyed run's concurrency slot, skipping runs whose key is
+-- full. $1..$20 as in settle_and_claim; $21/$22 are parallel arrays: job name, its
+-- fleet-wide limit per concurrency key.
+--
+-- Every part of one statement reads the same snapshot, so the claim cannot see what the
+-- settle writes: a run settled here still reads as running under its lease (never due —
+-- the fence and the due test exclude each other), and its slots still read as held.
+-- The claim therefore discounts those slots itself and hands them straight to the runs it
+-- claims, which is how a limit-1 key runs its next job in the round trip that settles the
+-- previous one.
+WITH {_settle},
+limits AS (
+    SELECT * FROM unnest($21::text[], $22::integer[]) AS l(name, lim)
+),
+-- Keys (with the job they count for) whose live slots already reach the limit, counting
+-- neither expired slots nor those of runs settled above. Computed once, so each candidate
+-- row costs one hash probe whatever plan the claim gets.
+full_keys AS (
+    SELECT l.name, s.key
+    FROM {schema}.lease_slots AS s
+    JOIN limits AS l ON s.key = l.name OR starts_with(s.key, l.name || ':')
+    WHERE s.expires_at_ms > $13 AND s.holder NOT IN (SELECT holder FROM settled)
+    GROUP BY l.name, s.key, l.lim
+    HAVING count(*) >= l.lim
+),
+-- A run is due when queued or sleeping with run_at <= now, or running with a lapsed lease:
+-- the next claim takes it over, so no sweeper is needed. (A running row's run_at is always
+-- in the past, which keeps the whole predicate on the one claim_order index.)
+-- SKIP LOCKED lets concurrent claimers take disjoint rows instead of queueing on each
+-- other's row locks. Paused queues are a hashed NOT IN: the planner then keeps the ordered
+-- claim_order scan that stops after $17 rows (`<> ALL (ARRAY(...))` made it estimate one
+-- row and sort the whole due backlog instead, 30 ms a claim at 100k due runs).
+-- Claiming a run of a full key only to defer it would make a limit-1 key crawl at the
+-- retry interval; skipping it here lets the next run start the moment the holder settles.
+picked AS (
+    SELECT j.id, j.name, j.concurrency_key AS key, j.priority, j.run_at_ms
+    FROM {schema}.jobs AS j
+    WHERE j.state IN ('queued', 'sleeping', 'running')
+      AND j.run_at_ms <= $13
+      AND (j.state <> 'running' OR j.lease_expires_at_ms <= $13)
+      AND j.queue NOT IN (SELECT queue FROM {schema}.paused_queues)
+      AND ($19::text[] IS NULL OR j.queue = ANY ($19::text[]))
+      AND ($20::text[] IS NULL OR j.name = ANY ($20::text[]))
+      AND (j.concurrency_key IS NULL
+           OR (j.name, j.concurrency_key) NOT IN (SELECT name, key FROM full_keys))
+    ORDER BY j.priority DESC, j.run_at_ms, j.id
+    LIMIT $17
+    FOR UPDATE OF j SKIP LOCKED
+),
+-- Within the batch, the n-th picked run of a key gets the n-th free slot of that key, and
+-- only as many runs as the key has room for (live holders above a lowered limit count).
+keyed AS (
+    SELECT p.id, p.key, l.lim,
+           row_number() OVER (PARTITION BY p.key ORDER BY p.priority DESC, p.run_at_ms, p.id)
+               AS nth,
+           l.lim - (SELECT count(*) FROM {schema}.lease_slots AS s
+                    WHERE s.key = p.key AND s.expires_at_ms > $13
+                      AND s.holder NOT IN (SELECT holder FROM settled)) AS room
+    FROM picked AS p
+    JOIN limits AS l ON l.name = p.name
+    WHERE p.key IS NOT NULL
+),
+free AS (
+    SELECT k.key, n AS slot, row_number() OVER (PARTITION BY k.key ORDER BY n) AS nth
+    FROM (SELECT DISTINCT key, lim FROM keyed) AS k,
+         generate_series(0, k.lim - 1) AS n
+    WHERE NOT EXISTS (SELECT FROM {schema}.lease_slots AS s
+                      WHERE s.key = k.key AND s.slot = n AND s.expires_at_ms > $13
+                        AND s.holder NOT IN (SELECT holder FROM settled))
+),
+-- A slot is free when nobody holds it, when its holder's lease lapsed, or when its holder
+-- is settled above: then the row is handed over here instead of deleted below. A
+-- concurrent claimer that took the same slot first wins: our INSERT waits for its commit,
+-- conflicts, finds a live holder, and that run stays queued.
+taken AS (
+    INSERT INTO {schema}.lease_slots AS s (key, slot, holder, expires_at_ms)
+    SELECT k.key, f.slot, k.id::text, $18
+    FROM keyed AS k
+    JOIN free AS f ON f.key = k.key AND f.nth = k.nth
+    WHERE k.nth <= k.room
+    ON CONFLICT (key, slot) DO UPDATE
+    SET holder = excluded.holder, expires_at_ms = excluded.expires_at_ms
+    WHERE s.expires_at_ms <= $13 OR s.holder IN (SELECT holder FROM settled)
+    RETURNING s.key, s.slot, s.holder
+),
+-- The settled runs' slots (concurrency key and caps) go in the statement that settles
+-- them, except those just handed over: a crash between two statements can never leave a
+-- settled run holding a slot until its TTL. Each slot row is written by one part only.
+slots_taken AS (
+    SELECT holder FROM taken
+),
+released AS (
+    DELETE FROM {schema}.lease_slots AS s
+    USING settled
+    WHERE s.holder = settled.holder
+      AND NOT EXISTS (SELECT FROM taken AS t WHERE t.key = s.key AND t.slot = s.slot)
+),
+claimed AS (
+    UPDATE {schema}.jobs AS j
+    SET state = 'running',
+        attempts = j.attempts + 1,
+        locked_by = $16,
+        lease_expires_at_ms = $18,
+        updated_at_ms = $13
+    FROM picked
+    WHERE j.id = picked.id
+      AND (picked.id NOT IN (SELECT id FROM keyed)
+           OR picked.id::text IN (SELECT holder FROM taken))
+    RETURNING j.*
+)
+{_answer}
