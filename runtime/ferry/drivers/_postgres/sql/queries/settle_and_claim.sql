@@ -6,22 +6,12 @@
 -- queues/names (NULL: any). Two statements rather than one with the keyed part unused:
 -- the server plans the statement on every execution, and the keyed part doubles that cost.
 WITH {_settle},
--- A run is due when queued or sleeping with run_at <= now, or running with a lapsed lease:
--- the next claim takes it over, so no sweeper is needed. (A running row's run_at is always
--- in the past, which keeps the whole predicate on the one claim_order index.)
--- SKIP LOCKED lets concurrent claimers take disjoint rows instead of queueing on each
--- other's row locks. Paused queues are a hashed NOT IN: the planner then keeps the ordered
--- claim_order scan that stops after $17 rows (`<> ALL (ARRAY(...))` made it estimate one
--- row and sort the whole due backlog instead, 30 ms a claim at 100k due runs).
+-- The due runs (_due.sql) in claim order. SKIP LOCKED lets concurrent claimers take
+-- disjoint rows instead of queueing on each other's row locks.
 picked AS (
     SELECT j.id
     FROM {schema}.jobs AS j
-    WHERE j.state IN ('queued', 'sleeping', 'running')
-      AND j.run_at_ms <= $13
-      AND (j.state <> 'running' OR j.lease_expires_at_ms <= $13)
-      AND j.queue NOT IN (SELECT queue FROM {schema}.paused_queues)
-      AND ($19::text[] IS NULL OR j.queue = ANY ($19::text[]))
-      AND ($20::text[] IS NULL OR j.name = ANY ($20::text[]))
+    WHERE {_due}
     ORDER BY j.priority DESC, j.run_at_ms, j.id
     LIMIT $17
     FOR UPDATE OF j SKIP LOCKED
@@ -35,14 +25,7 @@ released AS (
     WHERE s.holder = settled.holder
 ),
 claimed AS (
-    UPDATE {schema}.jobs AS j
-    SET state = 'running',
-        attempts = j.attempts + 1,
-        locked_by = $16,
-        lease_expires_at_ms = $18,
-        updated_at_ms = $13
-    FROM picked
-    WHERE j.id = picked.id
+    {_lease_picked}
     RETURNING j.*
 ),
 slots_taken AS (

@@ -24,24 +24,14 @@ full_keys AS (
     GROUP BY l.name, s.key, l.lim
     HAVING count(*) >= l.lim
 ),
--- A run is due when queued or sleeping with run_at <= now, or running with a lapsed lease:
--- the next claim takes it over, so no sweeper is needed. (A running row's run_at is always
--- in the past, which keeps the whole predicate on the one claim_order index.)
--- SKIP LOCKED lets concurrent claimers take disjoint rows instead of queueing on each
--- other's row locks. Paused queues are a hashed NOT IN: the planner then keeps the ordered
--- claim_order scan that stops after $17 rows (`<> ALL (ARRAY(...))` made it estimate one
--- row and sort the whole due backlog instead, 30 ms a claim at 100k due runs).
--- Claiming a run of a full key only to defer it would make a limit-1 key crawl at the
--- retry interval; skipping it here lets the next run start the moment the holder settles.
+-- The due runs (_due.sql) in claim order; SKIP LOCKED lets concurrent claimers take
+-- disjoint rows instead of queueing on each other's row locks. Claiming a run of a full
+-- key only to defer it would make a limit-1 key crawl at the retry interval; skipping it
+-- here lets the next run start the moment the holder settles.
 picked AS (
     SELECT j.id, j.name, j.concurrency_key AS key, j.priority, j.run_at_ms
     FROM {schema}.jobs AS j
-    WHERE j.state IN ('queued', 'sleeping', 'running')
-      AND j.run_at_ms <= $13
-      AND (j.state <> 'running' OR j.lease_expires_at_ms <= $13)
-      AND j.queue NOT IN (SELECT queue FROM {schema}.paused_queues)
-      AND ($19::text[] IS NULL OR j.queue = ANY ($19::text[]))
-      AND ($20::text[] IS NULL OR j.name = ANY ($20::text[]))
+    WHERE {_due}
       AND (j.concurrency_key IS NULL
            OR (j.name, j.concurrency_key) NOT IN (SELECT name, key FROM full_keys))
     ORDER BY j.priority DESC, j.run_at_ms, j.id
@@ -97,14 +87,7 @@ released AS (
       AND NOT EXISTS (SELECT FROM taken AS t WHERE t.key = s.key AND t.slot = s.slot)
 ),
 claimed AS (
-    UPDATE {schema}.jobs AS j
-    SET state = 'running',
-        attempts = j.attempts + 1,
-        locked_by = $16,
-        lease_expires_at_ms = $18,
-        updated_at_ms = $13
-    FROM picked
-    WHERE j.id = picked.id
+    {_lease_picked}
       AND (picked.id NOT IN (SELECT id FROM keyed)
            OR picked.id::text IN (SELECT holder FROM taken))
     RETURNING j.*
