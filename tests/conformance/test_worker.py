@@ -9,12 +9,13 @@ the clock that far, so a run that starts after a 200 ms advance was woken for, n
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
+from support.waiting import eventually
 
 from ferry._clock import FrozenClock
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
@@ -42,16 +43,6 @@ INTERVAL_MS = 10_000
 def _fresh() -> None:
     jobs_fixture.reset()
     held.clear()
-
-
-async def eventually(predicate: Callable[[], bool], within_s: float = 60.0) -> None:
-    """Yield to the loop until ``predicate`` holds (bounded: a guard, not a timing)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within_s
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError("condition never held")
-        await asyncio.sleep(0.002)
 
 
 class Outcomes(ExecutionObserver):
@@ -104,7 +95,7 @@ async def test_a_finished_run_frees_its_capacity_and_its_settle_carries_the_next
     driver.settle_and_claim = recorded  # type: ignore[method-assign]
     first, second = await noop.enqueue_many([{"id": "a"}, {"id": "b"}])
     async with started(driver, jobs=[noop], concurrency=1):
-        await eventually(lambda: len(trips) >= 3)
+        await eventually(lambda: len(trips) >= 3, what="len(trips) >= 3")
     a, b = first.job_id, second.job_id
     # One round trip per run: each settle travels with the claim of the next run, so the
     # run's capacity was free again before its settle landed.
@@ -119,10 +110,13 @@ async def test_a_short_backoff_runs_when_it_falls_due_not_at_the_idle_poll(
         retry_at = clock.now_ms() + 200
         # The first attempt failed, its retry landed, and the idle worker sleeps until the
         # retry is due — not until its idle poll, seconds later.
-        await eventually(lambda: clock.next_deadline_ms() == retry_at)
+        await eventually(
+            lambda: clock.next_deadline_ms() == retry_at,
+            what="clock.next_deadline_ms() == retry_at",
+        )
         assert (effects["quick-retry:1"], effects["quick-retry:2"]) == (1, 0)
         clock.advance("200ms")
-        await eventually(lambda: effects["quick-retry:2"] == 1)
+        await eventually(lambda: effects["quick-retry:2"] == 1, what="effects[quick-retry:2] == 1")
     assert clock.now_ms() == retry_at
 
 
@@ -131,13 +125,17 @@ async def test_a_run_enqueued_for_later_wakes_an_idle_worker_when_it_falls_due(
 ) -> None:
     async with started(driver, jobs=[noop]):
         wake = driver.wake()
-        await eventually(lambda: wake.healthy)  # listening: the NOTIFY will be heard
+        await eventually(
+            lambda: wake.healthy, what="wake.healthy"
+        )  # listening: the NOTIFY will be heard
         due_at = clock.now_ms() + 200
         await noop.enqueue({"id": "later"}, delay="200ms")
-        await eventually(lambda: clock.next_deadline_ms() == due_at)
+        await eventually(
+            lambda: clock.next_deadline_ms() == due_at, what="clock.next_deadline_ms() == due_at"
+        )
         assert effects["noop"] == 0
         clock.advance("200ms")
-        await eventually(lambda: effects["noop"] == 1)
+        await eventually(lambda: effects["noop"] == 1, what="effects[noop] == 1")
 
 
 async def test_no_run_leaves_a_listener_on_the_worker_signal(
@@ -146,11 +144,15 @@ async def test_no_run_leaves_a_listener_on_the_worker_signal(
     await noop.enqueue_many([{"id": f"run-{n}"} for n in range(1_000)])
     async with started(driver, jobs=[noop, held_open], concurrency=32) as worker:
         await held_open.enqueue({"id": "held"})
-        await eventually(lambda: effects["held-open:started"] == 1)
+        await eventually(
+            lambda: effects["held-open:started"] == 1, what="effects[held-open:started] == 1"
+        )
         assert worker.signal.listener_count >= 1, "a running run follows the worker's signal"
-        await eventually(lambda: effects["noop"] == 1_000)
+        await eventually(
+            lambda: effects["noop"] == 1_000, what="effects[noop] == 1_000", within_s=120
+        )
         held["held"].set()
-        await eventually(lambda: worker.in_flight == 0)
+        await eventually(lambda: worker.in_flight == 0, what="worker.in_flight == 0")
         assert worker.signal.listener_count == 0, "no run that ended still listens"
 
 
@@ -168,12 +170,17 @@ async def test_one_statement_per_interval_renews_every_held_lease(
     driver.heartbeat_many = counted  # type: ignore[method-assign]
     async with started(driver, jobs=[held_open], concurrency=5):
         runs = await held_open.enqueue_many([{"id": f"r{n}"} for n in range(5)])
-        await eventually(lambda: effects["held-open:started"] == 5)
+        await eventually(
+            lambda: effects["held-open:started"] == 5, what="effects[held-open:started] == 5"
+        )
         for rounds in ([5], [5, 5]):
             clock.advance(INTERVAL_MS / 1000)
-            await eventually(lambda: statements == rounds)  # noqa: B023 (checked at once)
+            await eventually(lambda: statements == rounds, what="statements == rounds")  # noqa: B023 (checked at once)
             # Answered, and the next round is armed an interval on.
-            await eventually(lambda: clock.next_deadline_ms() == clock.now_ms() + INTERVAL_MS)
+            await eventually(
+                lambda: clock.next_deadline_ms() == clock.now_ms() + INTERVAL_MS,
+                what="clock.next_deadline_ms() == clock.now_ms() + INTERVAL_MS",
+            )
         for run in runs:
             detail = await driver.introspect.get_run(run.job_id)
             assert detail is not None and detail.lease_expires_at_ms == clock.now_ms() + LEASE_MS
@@ -190,14 +197,26 @@ async def test_one_failed_renewal_is_a_warning_and_a_window_of_them_loses_the_le
     metrics = WorkerMetrics(CollectorRegistry())
     async with started(driver, jobs=[held_open], observer=outcomes, metrics=metrics):
         run = await held_open.enqueue({"id": "x"})
-        await eventually(lambda: effects["held-open:started"] == 1)
+        await eventually(
+            lambda: effects["held-open:started"] == 1, what="effects[held-open:started] == 1"
+        )
         clock.advance(INTERVAL_MS / 1000)
-        await eventually(lambda: len(outcomes.failed_renewals) == 1)
+        await eventually(
+            lambda: len(outcomes.failed_renewals) == 1, what="len(outcomes.failed_renewals) == 1"
+        )
         assert outcomes.lost == [], "the window still has room for the next renewal"
         clock.advance((LEASE_MS - INTERVAL_MS) / 1000)
-        await eventually(lambda: outcomes.lost == [run.job_id])
-        await eventually(lambda: effects["held-open:aborted:X_LEASE_LOST"] == 1)
-        await eventually(lambda: [r.outcome for r in outcomes.reports] == ["lease-lost"])
+        await eventually(
+            lambda: outcomes.lost == [run.job_id], what="outcomes.lost == [run.job_id]"
+        )
+        await eventually(
+            lambda: effects["held-open:aborted:X_LEASE_LOST"] == 1,
+            what="effects[held-open:aborted:X_LEASE_LOST] == 1",
+        )
+        await eventually(
+            lambda: [r.outcome for r in outcomes.reports] == ["lease-lost"],
+            what="[r.outcome for r in outcomes.reports] == [lease-lost]",
+        )
     assert "ConnectionError: connection reset by peer" in outcomes.failed_renewals[0]
     lost = metrics.registry.get_sample_value("job_leases_lost_total", {"queue": "default"})
     assert lost == 1
@@ -219,13 +238,20 @@ async def test_a_renewal_that_hangs_for_a_whole_window_loses_the_lease_like_one_
     try:
         async with started(driver, jobs=[held_open], observer=outcomes):
             run = await held_open.enqueue({"id": "x"})
-            await eventually(lambda: effects["held-open:started"] == 1)
+            await eventually(
+                lambda: effects["held-open:started"] == 1, what="effects[held-open:started] == 1"
+            )
             clock.advance(INTERVAL_MS / 1000)
-            await eventually(lambda: sent == [1])
+            await eventually(lambda: sent == [1], what="sent == [1]")
             assert outcomes.lost == []
             clock.advance((LEASE_MS - INTERVAL_MS) / 1000)  # the window since the claim closes
-            await eventually(lambda: outcomes.lost == [run.job_id])
-            await eventually(lambda: effects["held-open:aborted:X_LEASE_LOST"] == 1)
+            await eventually(
+                lambda: outcomes.lost == [run.job_id], what="outcomes.lost == [run.job_id]"
+            )
+            await eventually(
+                lambda: effects["held-open:aborted:X_LEASE_LOST"] == 1,
+                what="effects[held-open:aborted:X_LEASE_LOST] == 1",
+            )
         assert outcomes.failed_renewals == [f"renewal still unanswered after {LEASE_MS} ms"]
     finally:
         never.set()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from ferry._clock import FrozenClock
-from ferry._wakeup import DueInstants, Wakeup
+from ferry._wakeup import DueInstants
+from ferry.drivers._wake import Arrivals
 
 
 def test_only_the_soonest_instants_are_kept_and_passed_ones_are_taken_once() -> None:
@@ -27,7 +28,7 @@ async def _settle() -> None:
 
 async def test_a_waiter_wakes_at_an_expected_instant_and_re_arms_for_a_sooner_one() -> None:
     clock = FrozenClock()
-    wakeup = Wakeup(clock)
+    wakeup = Arrivals(clock)
     start = clock.now_ms()
     waiting = asyncio.ensure_future(wakeup.wait(5_000))
     await _settle()
@@ -46,7 +47,7 @@ async def test_a_waiter_wakes_at_an_expected_instant_and_re_arms_for_a_sooner_on
 
 
 async def test_an_announcement_wakes_every_waiter_and_is_kept_for_a_busy_one() -> None:
-    wakeup = Wakeup(FrozenClock())
+    wakeup = Arrivals(FrozenClock())
     waiters = [asyncio.ensure_future(wakeup.wait(60_000)) for _ in range(2)]
     await _settle()
     wakeup.announce()

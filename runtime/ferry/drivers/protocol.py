@@ -472,10 +472,12 @@ class QueueWake(Protocol):
     A run enqueued for later wakes waiters too, at the instant it falls due: a worker that
     sleeps until its idle poll would start a run due in 200 ms seconds late. A driver tells
     its waiters the soonest ``run_at`` of each enqueue that wrote runs for later (Postgres:
-    in the enqueue's NOTIFY, payload ``<queue>@<run_at_ms>``; memory: in process), and
-    ``wait`` returns at it; ``ferry._wakeup.Wakeup`` implements both halves (``announce``
-    and ``expect``) over any clock. The worker adds the instants of its own nacks (a
-    retry's backoff) itself. ``tests/conformance/test_worker.py`` checks it on every driver.
+    in the enqueue's NOTIFY, payload ``<queue>@<run_at_ms>``; memory and SQLite: in
+    process — another process's SQLite enqueue for later is found by the idle poll), and
+    ``wait`` returns at it; ``ferry.drivers._wake.Arrivals`` implements both halves
+    (``announce`` and ``expect``) over any clock. The worker adds the instants of its own
+    nacks (a retry's backoff) itself. ``tests/conformance/test_worker.py`` checks it on
+    every driver.
     """
 
     @property

@@ -145,12 +145,12 @@ async def test_uncounted_settles_give_the_attempt_back(driver: PostgresJobDriver
 
 
 async def test_a_renewal_skips_a_row_another_session_holds_locked_and_renews_the_rest(
-    driver: PostgresJobDriver, admin: asyncpg.Connection, pg_schema: str
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str
 ) -> None:
     await driver.enqueue_many([send("locked"), send("free")])
     locked, free = await driver.claim(ClaimOptions("w", lease_ms=30_000, limit=2))
-    async with admin.transaction():
-        await admin.execute(
+    async with db.transaction():
+        await db.execute(
             f'SELECT 1 FROM "{pg_schema}".jobs WHERE id = $1 FOR UPDATE', int(locked.id)
         )
         # One batched statement renews every lease of a worker: a row stuck behind another

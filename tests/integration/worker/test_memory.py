@@ -7,10 +7,10 @@ what ``tracemalloc`` sees the process holding before and after — counts, never
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import tracemalloc
-from collections.abc import Callable
+
+from support.waiting import eventually
 
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
 from ferry._worker import job_worker
@@ -35,22 +35,17 @@ class _Finished(ExecutionObserver):
         self.count += 1
 
 
-async def _until(predicate: Callable[[], bool]) -> None:
-    """Yield until ``predicate`` holds (bounded: a guard, not a timing)."""
-    for _ in range(600_000):
-        if predicate():
-            return
-        await asyncio.sleep(0.001)
-    raise AssertionError("condition never held")
-
-
 async def test_a_warmed_up_worker_keeps_no_memory_per_run(driver: PostgresJobDriver) -> None:
     finished = _Finished()
     worker = job_worker(driver=driver, jobs=[app.noop], concurrency=32, observer=finished)
     await worker.start()
     try:
         await app.noop.enqueue_many([{"n": n} for n in range(WARM_UP_RUNS)])
-        await _until(lambda: finished.count == WARM_UP_RUNS and worker.in_flight == 0)
+        await eventually(
+            lambda: finished.count == WARM_UP_RUNS and worker.in_flight == 0,
+            what="the warm-up runs settled",
+            within_s=600,
+        )
         gc.collect()
         tracemalloc.start()
         try:
@@ -63,7 +58,11 @@ async def test_a_warmed_up_worker_keeps_no_memory_per_run(driver: PostgresJobDri
                 await app.noop.enqueue_many(
                     [{"n": n} for n in range(start, min(start + WARM_UP_RUNS, total))]
                 )
-            await _until(lambda: finished.count == total and worker.in_flight == 0)
+            await eventually(
+                lambda: finished.count == total and worker.in_flight == 0,
+                what="the measured runs settled",
+                within_s=600,
+            )
             gc.collect()
             kept = tracemalloc.get_traced_memory()[0] - before
         finally:
