@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from prometheus_client import CollectorRegistry
+from support.waiting import eventually
 
 from ferry._clock import FrozenClock
 from ferry._maintenance import DEFAULT_RETENTION, MAINTENANCE_KEY, Maintenance
@@ -106,18 +107,20 @@ async def test_the_loop_prunes_every_interval_and_gives_the_slot_back_when_drain
     leases = driver.leases
     assert leases is not None
     running = asyncio.create_task(maintenance.run())
-    for _ in range(5_000):  # the first round at start (bounded yields, a guard)
-        if await leases.holders(MAINTENANCE_KEY) == ["maintainer"]:
-            break
-        await asyncio.sleep(0.001)
+    next_round_at = clock.now_ms() + 60_000
+    # The first round ran at start and the loop sleeps until the next one.
+    await eventually(
+        lambda: clock.next_deadline_ms() == next_round_at, what="the first round to end"
+    )
+    assert await leases.holders(MAINTENANCE_KEY) == ["maintainer"]
     await finish(driver, ["old"], "completed")
     clock.advance(DEFAULT_RETENTION.completed_ms / 1000)  # now a week old ...
     clock.advance("60s")  # ... and the next round comes round
-    for _ in range(5_000):
-        if await states(driver) == {}:
-            break
-        await asyncio.sleep(0.001)
-    assert await states(driver) == {}
+
+    async def pruned() -> bool:
+        return await states(driver) == {}
+
+    await eventually(pruned, what="the next round pruning the week-old run")
     maintenance.drain()
     await asyncio.wait_for(running, 10)
     assert await leases.holders(MAINTENANCE_KEY) == []

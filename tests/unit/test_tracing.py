@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
 import pytest
 from opentelemetry import trace
@@ -19,11 +20,17 @@ _exporter = InMemorySpanExporter()
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _sdk() -> None:
-    """An SDK provider recording spans in memory (the API alone records nothing)."""
+def _sdk() -> Iterator[None]:
+    """An SDK provider recording spans in memory (the API alone records nothing). The
+    provider is global and set once per process, so afterwards its exporter is stopped:
+    it then keeps no span of the tests that run later (a worker test counting the memory
+    kept per run would count them)."""
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(_exporter))
     trace.set_tracer_provider(provider)
+    yield
+    _exporter.shutdown()
+    _exporter.clear()
 
 
 @pytest.fixture(autouse=True)
