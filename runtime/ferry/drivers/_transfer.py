@@ -1,13 +1,14 @@
 """What the drivers' ``RunTransfer`` share: a reserved SQL row as the ``MovedRun`` a drain
-carries (the SQL drivers), and the answer for a run offered twice in one import (every
-durable driver)."""
+carries (the SQL drivers), when a run offered to an import is one the store holds already
+(every driver), and the answer for a run offered twice in one import (the durable ones)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from ferry.drivers._columns import Row, from_json_text, job_error_of, progress_of
-from ferry.drivers.protocol import ImportResult, MovedRun, StepRecord
+from ferry.drivers.protocol import ImportResult, JsonValue, MovedRun, StepRecord
 
 
 def moved_of(row: Row, steps: Sequence[StepRecord]) -> MovedRun:
@@ -35,7 +36,20 @@ def moved_of(row: Row, steps: Sequence[StepRecord]) -> MovedRun:
     )
 
 
-def same_run(run: MovedRun, other: MovedRun) -> bool:
+class Enqueued(Protocol):
+    """The fields a run never changes after its enqueue (a ``MovedRun``, a stored run)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def queue(self) -> str: ...
+    @property
+    def payload(self) -> JsonValue: ...
+    @property
+    def created_at_ms(self) -> int: ...
+
+
+def same_run(run: Enqueued, other: Enqueued) -> bool:
     """Equal in every field a run never changes after its enqueue: one run, twice."""
     return (run.name, run.queue, run.payload, run.created_at_ms) == (
         other.name,

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from ferry._clock import Clock
 from ferry.drivers._memory.runs import Run, Runs
 from ferry.drivers._memory.steps import MemoryStepStore
+from ferry.drivers._transfer import same_run
 from ferry.drivers.protocol import ImportResult, MovedRun
 
 
@@ -101,10 +102,7 @@ class MemoryTransfer:
         holder_id = self._runs.by_key.get(moved.idempotency_key)
         if holder_id is not None:
             holder = self._runs.by_id[holder_id]
-            same = holder.state != "moving" and (
-                (holder.name, holder.queue, holder.payload, holder.created_at_ms)
-                == (moved.name, moved.queue, moved.payload, moved.created_at_ms)
-            )
+            same = holder.state != "moving" and same_run(holder, moved)
             return ImportResult("present" if same else "collision", holder_id)
         seq = next(self._runs.ids)
         run = Run(
