@@ -1,8 +1,8 @@
 """The app the SQLite process tests run (``--app sqlite_driver.app``).
 
-Its jobs record their side effects in an ``effects`` table of the very file the queue is
-in (``DATABASE_URL``), through a connection of their own, so a test asserts on rows —
-how often each step's effect ran and by which attempt — written by real worker processes.
+``keyed`` records the interval it ran in, in an ``intervals`` table of the very file the
+queue is in (``DATABASE_URL``), through a connection of its own, so a test asserts on rows
+written by real worker processes.
 """
 
 from __future__ import annotations
@@ -15,19 +15,10 @@ import time
 from pydantic import BaseModel
 
 from ferry import Concurrency, Retry, job
-from ferry._jobs.context import JobContext
-from ferry._jobs.signal import AbortSignal
 from ferry._jobs.step import Step
 from ferry.drivers._sqlite.target import sqlite_target
 
-EFFECTS = """
-CREATE TABLE IF NOT EXISTS effects (
-    id      INTEGER PRIMARY KEY,
-    job_key TEXT    NOT NULL,
-    step    TEXT    NOT NULL,
-    attempt INTEGER NOT NULL,
-    worker  TEXT    NOT NULL
-);
+TABLES = """
 CREATE TABLE IF NOT EXISTS intervals (
     id         INTEGER PRIMARY KEY,
     grp        TEXT    NOT NULL,
@@ -53,46 +44,16 @@ def _write(sql: str, *parameters: object) -> int:
         connection.close()
 
 
-def _insert_effect(key: str, step: str, attempt: int, worker: str) -> None:
-    _write(
-        "INSERT INTO effects (job_key, step, attempt, worker) VALUES (?, ?, ?, ?)",
-        key,
-        step,
-        attempt,
-        worker,
-    )
-
-
-async def _sleep_unless_aborted(ms: int, signal: AbortSignal) -> None:
-    try:
-        await asyncio.wait_for(signal.wait(), ms / 1000)
-    except TimeoutError:
-        return
-    signal.throw_if_aborted()
-
-
 class ChainInput(BaseModel):
     key: str
-    step_ms: list[int] = [0, 0, 0]
 
 
-@job(
-    input=ChainInput,
-    idempotency_key=lambda i: f"chain:{i.key}",
-    retry=Retry(attempts=1000, backoff="fixed", base="100ms"),
-    name="chain",
-)
-async def chain(input: ChainInput, step: Step, ctx: JobContext) -> int:
-    """Steps ``s0, s1, …``: each records its effect, then works ``step_ms[n]``."""
-    for n, ms in enumerate(input.step_ms):
-
-        async def effect(signal: AbortSignal, n: int = n, ms: int = ms) -> int:
-            await asyncio.to_thread(_insert_effect, input.key, f"s{n}", ctx.attempt, ctx.worker_id)
-            await _sleep_unless_aborted(ms, signal)
-            return n
-
-        await step.run(f"s{n}", effect)
-    return len(input.step_ms)
+@job(input=ChainInput, idempotency_key=lambda i: f"chain:{i.key}", name="chain")
+async def chain(input: ChainInput, step: Step) -> int:
+    """Three steps, each memoized in the queue's file."""
+    for n in range(3):
+        await step.run(f"s{n}", lambda n=n: n)
+    return 3
 
 
 class NoopInput(BaseModel):

@@ -13,7 +13,7 @@ from ferry._clock import FrozenClock
 from ferry._jobs.facade import set_job_driver
 from ferry.drivers import SqliteJobDriver, sqlite_job_driver
 
-from .app import EFFECTS
+from .app import TABLES
 from .processes import Roles
 
 DriverFactory = Callable[..., SqliteJobDriver]
@@ -75,13 +75,13 @@ def read(db_path: Path) -> Callable[[str], list[tuple[object, ...]]]:
 
 @pytest.fixture
 async def roles(db_url: str, db_path: Path, tmp_path: Path) -> AsyncIterator[Roles]:
-    """``ferry`` processes on the test's file (with the app's effects table in it); their
+    """``ferry`` processes on the test's file (with the app's intervals table in it); their
     logs print when the test fails."""
     migrated = sqlite_job_driver(db_path)
     await migrated.open()
     await migrated.close()
     connection = sqlite3.connect(db_path)
-    connection.executescript(EFFECTS)
+    connection.executescript(TABLES)
     connection.close()
     roles = Roles(db_url, tmp_path)
     yield roles
