@@ -16,10 +16,19 @@ from ferry._admin.filters import run_filter
 from ferry._admin.overview import QueueOverview, queue_overview
 from ferry._names import check_name
 from ferry._scheduler.status import task_status
+from ferry._scheduler.store import SchedulerStore
 from ferry.drivers._refusals import run_not_found
-from ferry.drivers.protocol import JobDriver, RunDetail, RunFilter, RunSummary, SchedulerStore
+from ferry.drivers.capabilities import INTROSPECT, need
+from ferry.drivers.protocol import JobDriver, JobIntrospection, RunDetail, RunFilter, RunSummary
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
+
+
+def introspection(driver: JobDriver) -> JobIntrospection:
+    """The driver's introspection; ``X_DRIVER_CAPABILITY`` on a driver without it."""
+    return need(
+        driver, INTROSPECT, by="operator reads and actions (ferry jobs, the dashboard, MCP)"
+    )
 
 
 def camel_keys(value: Any) -> Any:
@@ -70,12 +79,12 @@ class RunsPage:
 async def list_runs(driver: JobDriver, words: Mapping[str, str | None]) -> RunsPage:
     """One page of runs under the operator's filter words (see ``run_filter``)."""
     wanted = run_filter(words, now_ms=driver.clock.now_ms())
-    return RunsPage(wanted, await driver.introspect.list_runs(wanted))
+    return RunsPage(wanted, await introspection(driver).list_runs(wanted))
 
 
 async def show_run(driver: JobDriver, run_id: str) -> RunDetail:
     """Everything known about one run; ``X_RUN_NOT_FOUND`` when no run has the id."""
-    run = await driver.introspect.get_run(run_id)
+    run = await introspection(driver).get_run(run_id)
     if run is None:
         raise run_not_found(run_id)
     return run
@@ -96,13 +105,13 @@ def run_json(run: RunDetail) -> dict[str, Any]:
 
 async def retry_run(driver: JobDriver, run_id: str) -> Action:
     """Put a dead or cancelled run back to queued with fresh attempts."""
-    await driver.introspect.retry_run(run_id)
+    await introspection(driver).retry_run(run_id)
     return Action(f"run {run_id} is queued again", {"id": run_id, "state": "queued"}, "run-retried")
 
 
 async def cancel_run(driver: JobDriver, run_id: str) -> Action:
     """Cancel a run; a running one is asked to stop at its worker's next heartbeat."""
-    state = await driver.introspect.cancel_run(run_id)
+    state = await introspection(driver).cancel_run(run_id)
     running = state == "running"
     summary = (
         f"run {run_id} is running: cancel requested; its worker aborts it at its next "
@@ -130,10 +139,10 @@ def stats_json(window_ms: int, queues: Sequence[QueueOverview]) -> dict[str, Any
 async def set_queue_paused(driver: JobDriver, queue: str, *, paused: bool) -> Action:
     """Pause (stop claims) or resume one queue (the driver refuses a name that is not one)."""
     if paused:
-        await driver.introspect.pause_queue(queue)
+        await introspection(driver).pause_queue(queue)
         summary = f'queue "{queue}" is paused: its runs stay queued until it is resumed'
     else:
-        await driver.introspect.resume_queue(queue)
+        await introspection(driver).resume_queue(queue)
         summary = f'queue "{queue}" is resumed'
     return Action(
         summary,
@@ -161,7 +170,7 @@ def find_task(tasks: Sequence[TaskHandle], name: str) -> TaskHandle:
 
 async def task_statuses(
     tasks: Sequence[TaskHandle],
-    store: SchedulerStore,
+    driver: JobDriver,
     *,
     now_ms: int,
     next_count: int | None = None,
@@ -174,6 +183,7 @@ async def task_statuses(
             f"a count of {next_count} asks for no occurrences",
             "ask for 1 or more next occurrences (default 5)",
         )
+    store = SchedulerStore(driver, by="reading tasks")
     ticks = await store.ticks()
     paused = await store.paused_tasks()
     return [
@@ -189,10 +199,11 @@ async def task_statuses(
 
 
 async def set_task_paused(
-    tasks: Sequence[TaskHandle], store: SchedulerStore, name: str, *, paused: bool, now_ms: int
+    tasks: Sequence[TaskHandle], driver: JobDriver, name: str, *, paused: bool, now_ms: int
 ) -> Action:
-    """Pause or resume dispatching one task (the scheduler's pause row)."""
+    """Pause or resume dispatching one task (the scheduler's pause record)."""
     task = find_task(tasks, name)
+    store = SchedulerStore(driver, by=f"tasks {'pause' if paused else 'resume'}")
     if paused:
         await store.pause_task(task.name, now_ms=now_ms)
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.drivers.protocol import JobDriver, JobState
 
 DEFAULT_WINDOW_MS = 5 * 60_000
@@ -45,7 +46,9 @@ async def queue_overview(
 ) -> list[QueueOverview]:
     """Every queue with runs or a pause, in name order."""
     stats = await driver.stats()
-    completed = await driver.introspect.throughput(driver.clock.now_ms() - window_ms)
+    completed = await need(
+        driver, INTROSPECT, by="operator reads (ferry jobs, the dashboard, MCP)"
+    ).throughput(driver.clock.now_ms() - window_ms)
     return [
         QueueOverview(
             queue=s.queue,

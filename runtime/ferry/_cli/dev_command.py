@@ -26,7 +26,7 @@ from ferry._lifecycle import Role
 from ferry._maintenance import Maintenance
 from ferry._scheduler import Scheduler
 from ferry._worker import job_worker
-from ferry.drivers._url import DatabaseDriver
+from ferry.drivers.protocol import JobDriver
 
 
 def register(subparsers: Any) -> None:
@@ -56,7 +56,7 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
         args.token_read, token, insecure_dev=args.insecure_dev, trust_proxy=args.trust_proxy
     )
 
-    def build(driver: DatabaseDriver) -> list[Role]:
+    def build(driver: JobDriver) -> list[Role]:
         worker = job_worker(
             driver=driver,
             jobs=api.jobs.values(),

@@ -20,14 +20,14 @@ from ferry._jobs.facade import set_job_driver
 from ferry._lifecycle import Role, run_roles
 from ferry._logs import configure_logging
 from ferry._metrics import start_metrics_server
-from ferry.drivers._url import DatabaseDriver
+from ferry.drivers.protocol import JobDriver
 
 
 async def run_role(
     args: argparse.Namespace,
     *,
     process: str,
-    build: Callable[[DatabaseDriver], Sequence[Role]],
+    build: Callable[[JobDriver], Sequence[Role]],
     registry: CollectorRegistry | None = None,
     embedded: bool = False,
 ) -> None:

@@ -29,6 +29,7 @@ from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
 from ferry._storable import storable_message
 from ferry._tracing import execution_span, tracing
+from ferry.drivers.capabilities import SLOTS, offered
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
@@ -215,7 +216,7 @@ class _Execution:
         deferring settle gives back whatever slots this run took before the full one."""
         claimed = self.claimed
         slots = caps.slots_for(tenant=claimed.tenant, queue=claimed.queue)
-        leases = self.driver.leases
+        leases = offered(self.driver, SLOTS)
         for key, limit in slots:
             if leases is None or not await leases.acquire(
                 key, holder=claimed.id, limit=limit, ttl_ms=self.lease_ms
@@ -238,7 +239,7 @@ class _Execution:
         assert concurrency is not None
         if self.claimed.slot_held:
             return None  # taken in the claim statement: one round trip fewer per keyed run
-        leases = self.driver.leases
+        leases = offered(self.driver, SLOTS)
         if leases is None:
             error = unenforceable([definition.name], self.driver.name)
             return await self._nack("deferred", error, self.clock.now_ms() + self.lease_ms)

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ferry.drivers.protocol import TaskTick
+from ferry._scheduler.store import TaskTick
 from ferry.tasks._declaration import TaskHandle
 
 

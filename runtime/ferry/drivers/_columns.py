@@ -15,7 +15,6 @@ from typing import Any, Protocol
 from ferry._payload import json_text
 from ferry.drivers.protocol import (
     JOB_STATES,
-    BackfillCheckpoint,
     ClaimedJob,
     JobError,
     JobState,
@@ -31,7 +30,6 @@ from ferry.drivers.protocol import (
 __all__ = [
     "Row",
     "array_columns",
-    "checkpoint_of",
     "claimed_of",
     "detail_of",
     "from_json_text",
@@ -165,18 +163,6 @@ def step_of(row: Row) -> StepRecord:
         started_at_ms=row["started_at_ms"],
         finished_at_ms=row["finished_at_ms"],
         wake_at_ms=row["wake_at_ms"],
-    )
-
-
-def checkpoint_of(row: Row) -> BackfillCheckpoint:
-    """A ``backfills`` row (``cursor`` as text) as the checkpoint it saved."""
-    return BackfillCheckpoint(
-        key=row["key"],
-        cursor=from_json_text(row["cursor"]),
-        processed=row["processed"],
-        pages=row["pages"],
-        done=bool(row["done"]),
-        updated_at_ms=row["updated_at_ms"],
     )
 
 

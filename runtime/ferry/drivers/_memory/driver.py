@@ -13,16 +13,14 @@ from collections.abc import Sequence
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._ledger import LedgerState, Migration
-from ferry.drivers._memory.backfills import MemoryBackfillLedger
 from ferry.drivers._memory.introspect import MemoryIntrospection
-from ferry.drivers._memory.leases import MemoryLeaseStore
 from ferry.drivers._memory.outbox import MemoryOutbox
+from ferry.drivers._memory.records import MemoryLeaseStore, MemoryRecordStore
 from ferry.drivers._memory.runs import Run, Runs
-from ferry.drivers._memory.scheduler import MemorySchedulerStore
+from ferry.drivers._memory.slots import MemorySlotStore
 from ferry.drivers._memory.steps import MemoryStepStore
 from ferry.drivers._memory.transfer import MemoryTransfer
 from ferry.drivers._memory.wake import MemoryWake
-from ferry.drivers._memory.webhooks import MemoryWebhookLedger
 from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers.protocol import (
     JOB_STATES,
@@ -44,7 +42,8 @@ from ferry.errors import FerryError
 
 
 class MemoryJobDriver(DerivedCalls):
-    """All runs, steps, slots, scheduler rows, outbox entries and ledgers in this process."""
+    """All runs, steps, slots, leases, records and outbox entries in this process: the core
+    and every capability."""
 
     def __init__(
         self,
@@ -57,14 +56,14 @@ class MemoryJobDriver(DerivedCalls):
         self._runs = Runs()
         self._closed = False
         self._steps = MemoryStepStore(self._holds)
-        self._leases = MemoryLeaseStore(self._clock)
-        self._backfills = MemoryBackfillLedger(self._holds)
-        self._introspect = MemoryIntrospection(self._runs, self._steps, self._clock)
-        self._scheduler = MemorySchedulerStore()
-        self._outbox = MemoryOutbox(self._clock)
-        self._webhooks = MemoryWebhookLedger()
+        # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
+        self.slots = MemorySlotStore(self._clock)
+        self.leases = MemoryLeaseStore()
+        self.records = MemoryRecordStore(self.leases, self._holds)
+        self.introspect = MemoryIntrospection(self._runs, self._steps, self._clock)
+        self.outbox = MemoryOutbox(self._clock)
         self._wake = MemoryWake(self._clock)
-        self._transfer = MemoryTransfer(self._runs, self._steps, self._clock, self._wake.notify)
+        self.transfer = MemoryTransfer(self._runs, self._steps, self._clock, self._wake.notify)
 
     @property
     def name(self) -> str:
@@ -86,34 +85,6 @@ class MemoryJobDriver(DerivedCalls):
     @property
     def steps(self) -> MemoryStepStore:
         return self._steps
-
-    @property
-    def leases(self) -> MemoryLeaseStore:
-        return self._leases
-
-    @property
-    def introspect(self) -> MemoryIntrospection:
-        return self._introspect
-
-    @property
-    def scheduler(self) -> MemorySchedulerStore:
-        return self._scheduler
-
-    @property
-    def outbox(self) -> MemoryOutbox:
-        return self._outbox
-
-    @property
-    def webhooks(self) -> MemoryWebhookLedger:
-        return self._webhooks
-
-    @property
-    def backfills(self) -> MemoryBackfillLedger:
-        return self._backfills
-
-    @property
-    def transfer(self) -> MemoryTransfer:
-        return self._transfer
 
     @property
     def where(self) -> str:
@@ -214,7 +185,7 @@ class MemoryJobDriver(DerivedCalls):
                 break
             limit = options.limits.get(run.name)
             keyed = limit is not None and run.concurrency_key is not None
-            if keyed and not self._leases.take(
+            if keyed and not self.slots.take(
                 run.concurrency_key or "",
                 holder=run.id,
                 limit=limit or 0,
@@ -254,7 +225,7 @@ class MemoryJobDriver(DerivedCalls):
                 run.result = settle.result
             run.locked_by = run.lease_expires_at_ms = None
             run.updated_at_ms = now
-            self._leases.release_holder(run.id)
+            self.slots.release_holder(run.id)
             woke = woke or (run.state == "queued" and run.run_at_ms <= now)
             landed.append(True)
         if woke:
@@ -273,7 +244,7 @@ class MemoryJobDriver(DerivedCalls):
             run.lease_expires_at_ms = now + options.lease_ms
             run.progress = options.progress or run.progress
             run.updated_at_ms = now
-            self._leases.extend_holder(run.id, now + options.lease_ms)
+            self.slots.extend_holder(run.id, now + options.lease_ms)
             answers.append(RenewalAnswer(True, run.cancel_requested_at_ms is not None))
         return answers
 
@@ -312,21 +283,21 @@ class MemoryJobDriver(DerivedCalls):
             else:
                 completed += 1
         outbox = (
-            self._outbox.prune(now - policy.published_outbox_ms)
+            self.outbox.prune(now - policy.published_outbox_ms)
             if policy.published_outbox_ms is not None
             else 0
         )
-        attempts = (
-            self._webhooks.prune(now - policy.webhook_attempts_ms)
-            if policy.webhook_attempts_ms is not None
-            else 0
+        before = policy.webhook_attempts_ms
+        attempts, expired = self.records.prune(
+            now_ms=now, logs_before_ms=now - before if before is not None else None
         )
         return PruneReport(
             completed=completed,
             dead=dead,
-            slots=self._leases.prune_expired(),
+            slots=self.slots.prune_expired(),
             outbox=outbox,
             webhook_attempts=attempts,
+            records=expired,
         )
 
     async def close(self) -> None:

@@ -27,7 +27,6 @@ class MemoryIntrospection:
         self._runs = runs
         self._steps = steps
         self._clock = clock
-        self._revoked: dict[str, int] = {}
 
     async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
         f = run_filter
@@ -121,14 +120,6 @@ class MemoryIntrospection:
             )
             for run in newest[: max(limit, 0)]
         ]
-
-    async def revoke_session(self, session: str, *, until_ms: int) -> None:
-        now = self._clock.now_ms()
-        self._revoked = {s: until for s, until in self._revoked.items() if until > now}
-        self._revoked[session] = max(self._revoked.get(session, until_ms), until_ms)
-
-    async def session_revoked(self, session: str) -> bool:
-        return self._revoked.get(session, 0) > self._clock.now_ms()
 
     def _ended(self) -> list[Run]:
         return [

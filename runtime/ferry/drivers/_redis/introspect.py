@@ -166,15 +166,6 @@ class RedisIntrospection:
             for job_id, queue, name, state, finished, run_at in rows
         ]
 
-    async def revoke_session(self, session: str, *, until_ms: int) -> None:
-        await self._connection.run("session_revoke", session, until_ms, self._clock.now_ms())
-
-    async def session_revoked(self, session: str) -> bool:
-        [until] = await self._connection.commands(
-            ("ZSCORE", self._connection.keys("sessions"), session)
-        )
-        return until is not None and float(until) > self._clock.now_ms()
-
     async def server_now_ms(self) -> int:
         """The Redis server's wall clock, in epoch ms (for the clock-skew check)."""
         [(seconds, micros)] = await self._connection.commands(("TIME",))

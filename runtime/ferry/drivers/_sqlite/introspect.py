@@ -125,21 +125,6 @@ class SqliteIntrospection:
         rows = await self._db.fetch("recent_latencies", {"limit": max(limit, 0)})
         return [latency_of(row) for row in rows]
 
-    async def revoke_session(self, session: str, *, until_ms: int) -> None:
-        queries = self._db.queries
-        parameters = {"session": session, "until": until_ms, "now": self._db.clock.now_ms()}
-
-        def revoke(c: sqlite3.Connection) -> None:
-            c.execute(queries["sessions_lapsed"], parameters)
-            c.execute(queries["session_revoke"], parameters)
-
-        await self._db.transaction(revoke)
-
-    async def session_revoked(self, session: str) -> bool:
-        parameters = {"session": session, "now": self._db.clock.now_ms()}
-        [[revoked]] = await self._db.fetch("session_revoked", parameters)
-        return bool(revoked)
-
     async def pause_queue(self, queue: str) -> None:
         check_name(queue, what="queue")
         parameters = {"queue": queue, "now": self._db.clock.now_ms()}
