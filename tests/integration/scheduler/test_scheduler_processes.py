@@ -142,7 +142,8 @@ async def test_an_occurrence_due_under_a_killed_leaders_lease_fires_once_late_on
     seen_through = seen["checked_through_ms"]
     [gap] = occurrences("0 0 1 1 *", "UTC", seen_through - YEAR_MS, seen_through)[-1:]
     await db.execute(
-        f"UPDATE \"{pg_schema}\".records SET value = jsonb_set(value, '{{0}}', to_jsonb($2::bigint)) "
+        f'UPDATE "{pg_schema}".records '
+        "SET value = jsonb_set(value, '{0}', to_jsonb($2::bigint)) "
         "WHERE space = 'scheduler-ticks' AND key = $1",
         "new_year",
         gap - 1,

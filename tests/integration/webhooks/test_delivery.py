@@ -240,7 +240,8 @@ async def test_the_endpoint_is_disabled_after_disable_after_consecutive_failures
 ) -> None:
     """Failures count across deliveries: a streak that spans two events disables. With no
     ledger passed, the webhook keeps it in the running driver's own (on its records)."""
-    passed = None if ledger_kind == "the driver's own" else RecordsWebhookLedger(memory_job_driver())
+    own = ledger_kind == "the driver's own"
+    passed = None if own else RecordsWebhookLedger(memory_job_driver())
     ledger = pg_ledger if passed is None else passed
     receiver.answer(*[500] * 10)
     hook = declare(
