@@ -122,7 +122,7 @@ class RedisJobDriver(DerivedCalls):
     async def migrate(self) -> list[int]:
         """Apply pending keyspace migrations now; answers the versions this call applied
         (opening applies them too, so after ``open`` there are none left)."""
-        client = await self._connection.client()
+        client = await self._connection.reached()  # not opened: opening would apply them
         return [m.version for m in await apply_migrations(client, self._keys, self._clock)]
 
     async def inspect(self) -> tuple[str, LedgerState]:

@@ -1,8 +1,9 @@
 -- The first keyspace migration: a store written before Redis kept a migration ledger has
 -- the scheduler's lease and ticks, paused tasks, revoked sessions and the webhook and
 -- backfill ledgers in keys of their own; each becomes a lease, a record or a log entry
--- (lua/lease_acquire.lua, record_put.lua, log_append.lua name the new keys). On a new
--- store there is nothing to move. Runs, steps, slots and the outbox keep their keys.
+-- (lua/lease_acquire.lua, record_put.lua, log_append.lua name the new keys), and the
+-- maintenance slot becomes the maintenance lease. On a new store there is nothing to move.
+-- Runs, steps, the other slots and the outbox keep their keys.
 local function record(space, field, expires, document)
   redis.call('HSET', key('record', space), field, (expires or '') .. '|' .. document)
   if expires then
@@ -22,6 +23,13 @@ end
 
 if redis.call('EXISTS', key('leader')) == 1 then
   redis.call('RENAME', key('leader'), key('lease', 'scheduler'))
+end
+-- The maintenance slot was a limit-1 concurrency slot; it becomes the lease of that name.
+local maintainer = redis.call('ZRANGE', key('slot', ' maintenance'), 0, 0, 'WITHSCORES')
+if maintainer[1] then
+  redis.call('HSET', key('lease', 'maintenance'), 'holder', maintainer[1], 'term', '1',
+    'acquired', maintainer[2], 'expires', maintainer[2])
+  slot_drop(' maintenance', maintainer[1])
 end
 local ticks = redis.call('HGETALL', key('ticks'))
 for i = 1, #ticks, 2 do
