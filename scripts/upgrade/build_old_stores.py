@@ -38,7 +38,12 @@ HOUR = 3_600_000
 
 def run(key: str, name: str, **extra: Any) -> EnqueueRequest:
     return EnqueueRequest(
-        name=name, queue="upgrade", payload={"key": key}, idempotency_key=key, max_attempts=5, **extra
+        name=name,
+        queue="upgrade",
+        payload={"key": key},
+        idempotency_key=key,
+        max_attempts=5,
+        **extra,
     )
 
 
