@@ -30,7 +30,7 @@ from ferry.drivers._sqlite.outbox import SqliteOutbox
 from ferry.drivers._sqlite.records import SqliteLeaseStore, SqliteRecordStore
 from ferry.drivers._sqlite.slots import SqliteSlotStore
 from ferry.drivers._sqlite.steps import SqliteStepStore
-from ferry.drivers._sqlite.target import Synchronous, sqlite_target
+from ferry.drivers._sqlite.target import SqliteTarget, Synchronous, sqlite_target
 from ferry.drivers._sqlite.transfer import SqliteTransfer
 from ferry.drivers._sqlite.wake import DEFAULT_WAKE_POLL_MS, CommitWatcher, SqliteWake
 from ferry.drivers.protocol import (
@@ -52,23 +52,13 @@ class SqliteJobDriver(DerivedCalls):
     """Every stored thing of ferry in one SQLite file, over a writer and a reader."""
 
     def __init__(
-        self,
-        path_or_url: str | os.PathLike[str],
-        *,
-        clock: Clock,
-        synchronous: Synchronous | None,
-        busy_timeout_ms: int | None,
-        wake_poll_ms: int,
-        max_payload_bytes: int,
+        self, target: SqliteTarget, *, clock: Clock, wake_poll_ms: int, max_payload_bytes: int
     ) -> None:
         require_count(
             wake_poll_ms, what="sqlite wake_poll_ms {}", fix="pass wake_poll_ms=20 (the default)"
         )
         self._clock = clock
         self._max_payload_bytes = payload_limit(max_payload_bytes)
-        target = sqlite_target(
-            path_or_url, synchronous=synchronous, busy_timeout_ms=busy_timeout_ms
-        )
         self._db = Database(target, clock=clock)
         self._watcher = CommitWatcher(target, clock=clock, poll_ms=wake_poll_ms)
         self._steps = SqliteStepStore(self._db)
@@ -273,11 +263,10 @@ def sqlite_job_driver(
     ``wake_poll_ms`` (default 20) bounds how late an idle worker hears of another
     process's commit. ``max_payload_bytes`` limits one payload's JSON text (1 MiB).
     """
+    target = sqlite_target(path_or_url, synchronous=synchronous, busy_timeout_ms=busy_timeout_ms)
     return SqliteJobDriver(
-        path_or_url,
+        target,
         clock=clock or SystemClock(),
-        synchronous=synchronous,
-        busy_timeout_ms=busy_timeout_ms,
         wake_poll_ms=wake_poll_ms,
         max_payload_bytes=max_payload_bytes,
     )
