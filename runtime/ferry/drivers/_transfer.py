@@ -1,39 +1,11 @@
-"""What the drivers' ``RunTransfer`` share: a reserved SQL row as the ``MovedRun`` a drain
-carries (the SQL drivers), when a run offered to an import is one the store holds already
-(every driver), and the answer for a run offered twice in one import (the durable ones)."""
+"""What the drivers' ``RunTransfer`` share: when a run offered to an import is one the
+store holds already, and the answer for a run offered twice in one import."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Protocol
 
-from ferry.drivers._columns import Row, from_json_text, job_error_of, progress_of
-from ferry.drivers.protocol import ImportResult, JsonValue, MovedRun, StepRecord
-
-
-def moved_of(row: Row, steps: Sequence[StepRecord]) -> MovedRun:
-    """A reserved ``jobs`` row (``id`` and ``payload`` as text, ``moving_from`` its state
-    before the reservation) with its steps."""
-    return MovedRun(
-        id=row["id"],
-        name=row["name"],
-        queue=row["queue"],
-        payload=from_json_text(row["payload"]),
-        idempotency_key=row["idempotency_key"],
-        state=row["moving_from"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        priority=row["priority"],
-        run_at_ms=row["run_at_ms"],
-        tenant=row["tenant"],
-        actor=row["actor"],
-        concurrency_key=row["concurrency_key"],
-        last_error=job_error_of(row["last_error_code"], row["last_error_message"]),
-        progress=progress_of(row["progress_current"], row["progress_total"]),
-        created_at_ms=row["created_at_ms"],
-        finished_at_ms=row["finished_at_ms"],
-        steps=tuple(steps),
-    )
+from ferry.drivers.protocol import ImportResult, JsonValue, MovedRun
 
 
 class Enqueued(Protocol):

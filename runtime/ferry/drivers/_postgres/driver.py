@@ -18,9 +18,9 @@ from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._columns import (
     array_columns,
-    claimed_of,
     json_text,
     progress_columns,
+    run_of,
     run_pk,
 )
 from ferry.drivers._ledger import LedgerState, Migration
@@ -237,7 +237,7 @@ class PostgresJobDriver(DerivedCalls):
                 pk is not None and pk in landed and first
                 for pk, first in zip(pks, firsts, strict=True)
             ],
-            [claimed_of(row, slot_held=row["slot_held"]) for row in rows if row["claimed"]],
+            [run_of(ClaimedJob, row) for row in rows if row["claimed"]],
         )
 
     async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:

@@ -21,8 +21,9 @@ from redis.asyncio import Redis
 from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
+from ferry.drivers._columns import run_of
 from ferry.drivers._ledger import LedgerState, Migration
-from ferry.drivers._redis.codec import from_json_text, json_text, opt, progress_args
+from ferry.drivers._redis.codec import columns_of, json_text, opt, progress_args
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
@@ -329,25 +330,17 @@ def _renewal(answer: int) -> RenewalAnswer:
     return RenewalAnswer(landed=answer > 0, cancel_requested=answer == 2)
 
 
+_CLAIMED = (
+    "name", "queue", "payload", "key", "attempts", "max_attempts", "tenant", "actor", "ckey",
+    "run_at", "created", "lease",
+)  # fmt: skip
+"""The fields a claim answers after the run's id, in order (then whether its slot is held)."""
+
+
 def _claimed(row: list[Any]) -> ClaimedJob:
-    (job_id, name, queue, payload, key, attempt, max_attempts, tenant, actor, ckey, run_at,
-     created, lease, slot_held) = row  # fmt: skip
-    return ClaimedJob(
-        id=str(job_id),
-        name=name,
-        queue=queue,
-        payload=from_json_text(payload),
-        idempotency_key=key,
-        attempt=int(attempt),
-        max_attempts=int(max_attempts),
-        tenant=tenant,
-        actor=actor,
-        concurrency_key=ckey,
-        run_at_ms=int(run_at),
-        created_at_ms=int(created),
-        lease_expires_at_ms=int(lease),
-        slot_held=bool(slot_held),
-    )
+    job_id, *values, slot_held = row
+    columns = columns_of(str(job_id), dict(zip(_CLAIMED, values, strict=True)))
+    return run_of(ClaimedJob, columns, slot_held=bool(slot_held))
 
 
 def redis_job_driver(

@@ -12,12 +12,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ferry._names import check_name
 from ferry.drivers._columns import (
-    detail_of,
     latency_of,
     queue_stats_of,
+    run_of,
     run_pk,
     step_of,
-    summary_of,
 )
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
 from ferry.drivers._sqlite.database import Database, snapshot
@@ -56,7 +55,7 @@ class SqliteIntrospection:
             "now": self._db.clock.now_ms(),
         }
         rows = await self._db.fetch("runs_list", parameters)
-        return [summary_of(row) for row in rows]
+        return [run_of(RunSummary, row) for row in rows]
 
     async def get_run(self, job_id: str) -> RunDetail | None:
         pk = run_pk(job_id)
@@ -72,7 +71,7 @@ class SqliteIntrospection:
         row, steps = await self._db.read(lambda c: snapshot(c, read))
         if row is None:
             return None
-        return detail_of(row, [step_of(step) for step in steps])
+        return run_of(RunDetail, row, steps=tuple(step_of(step) for step in steps))
 
     async def retry_run(self, job_id: str) -> None:
         queries = self._db.queries
