@@ -19,10 +19,14 @@ async def test_doctor_passes_every_check_on_a_healthy_schema(
         "migrations",
         "scheduler leader",
         "stuck leases",
+        "capabilities",
         "clock skew",
     }
     assert all(c["ok"] for c in checks.values())
     golden("doctor", result.envelope)
+    offered = ["slots", "leases", "records", "outbox", "transfer", "introspect"]
+    assert result.envelope["data"]["capabilities"] == offered
+    assert checks["capabilities"]["detail"] == ", ".join(offered)
     assert "clock skew" in ferry("doctor").stdout
 
 
