@@ -16,9 +16,9 @@ from examples.demo.app import api
 from examples.demo.jobs import onboard_org
 from examples.demo.tasks import nightly_digest
 from ferry import set_job_driver
-from ferry._embedded import default_job_driver
 from ferry._worker import job_worker
 from ferry.drivers.protocol import RunFilter
+from ferry.embedded import default_job_driver
 
 
 async def main() -> int:

@@ -8,9 +8,9 @@ from dataclasses import asdict
 from typing import Any
 
 from ferry._cli.database import add_database_options, open_driver
-from ferry._cli.envelope import Outcome
 from ferry._cli.retention_options import add_retention_options, retention_from
 from ferry._cli.tables import table
+from ferry._operations.envelope import Outcome
 
 _KINDS = {
     "completed": ("completed and cancelled runs", "completed_ms"),
