@@ -22,16 +22,16 @@ DEFAULT_DATA_DIR = Path(".ferry") / "pgdata"
 
 def embedded_database_url(data_dir: Path = DEFAULT_DATA_DIR) -> str:
     """Start (or reuse) the embedded server under ``data_dir``; returns its DSN."""
-    require_extra("embedded", feature="the embedded PostgreSQL (no DATABASE_URL is set)")
-    data_dir.mkdir(parents=True, exist_ok=True)
     # pgserver narrates every start at INFO; ferry's own lines say where the queue is.
     logging.getLogger("pgserver").setLevel(logging.WARNING)
     with warnings.catch_warnings():
         # pgserver asks platformdirs for a runtime dir it does not need; on a machine
         # without XDG_RUNTIME_DIR (containers, CI) that is a warning, not a problem.
         warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+        require_extra("embedded", feature="the embedded PostgreSQL (no DATABASE_URL is set)")
         import pgserver
 
+        data_dir.mkdir(parents=True, exist_ok=True)
         server = pgserver.get_server(  # type: ignore[attr-defined]
             data_dir.resolve(), cleanup_mode="stop"
         )
