@@ -19,9 +19,10 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "dashboard": ("starlette", "uvicorn", "jinja2", "python_multipart"),
     "mcp": ("mcp", "starlette", "uvicorn"),
     "embedded": ("pgserver",),
-    "otel": ("opentelemetry.trace",),
 }
-"""Each extra and the modules it must make importable (the packages' import names)."""
+"""Each extra a feature asks for, and the modules it must make importable (the packages'
+import names). ``otel`` is not here: without opentelemetry-api no tracer provider can be
+installed, so there is no span to open and nothing to refuse (``ferry._jobs.tracing``)."""
 
 
 def require_extra(extra: str, *, feature: str) -> None:
