@@ -81,17 +81,6 @@ class PostgresIntrospection:
         rows = await pool.fetch(self._db.queries["recent_latencies"], max(limit, 0))
         return [latency_of(row) for row in rows]
 
-    async def revoke_session(self, session: str, *, until_ms: int) -> None:
-        pool = await self._db.pool()
-        now = self._db.clock.now_ms()
-        await pool.execute(self._db.queries["session_revoke"], session, until_ms, now)
-
-    async def session_revoked(self, session: str) -> bool:
-        pool = await self._db.pool()
-        now = self._db.clock.now_ms()
-        revoked: bool = await pool.fetchval(self._db.queries["session_revoked"], session, now)
-        return revoked
-
     async def server_now_ms(self) -> int:
         """The database server's wall clock, in epoch ms (for the clock-skew check)."""
         pool = await self._db.pool()
