@@ -12,14 +12,14 @@ from pydantic import BaseModel
 from support.core_only import CoreOnlyDriver
 
 from ferry import Concurrency, backfill, job, webhook
-from ferry._admin.access import Access
 from ferry._admin.app import admin_app
-from ferry._admin.operations import list_runs
 from ferry._admin.sessions import Sessions
 from ferry._clock import FrozenClock
 from ferry._jobs.policy import Caps
 from ferry._maintenance import Maintenance
 from ferry._move import move_runs
+from ferry._operations import list_runs
+from ferry._operations.access import Access
 from ferry._outbox import JobOutboxPublisher, OutboxRelay
 from ferry._scheduler import Scheduler, SchedulerStore
 from ferry._worker import JobWorker
