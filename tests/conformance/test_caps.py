@@ -1,4 +1,4 @@
-"""Fleet caps: per tenant, per queue and in total, held through the LeaseStore."""
+"""Fleet caps: per tenant, per queue and in total, held through the driver's slots."""
 
 from __future__ import annotations
 

@@ -64,7 +64,8 @@ Handler = Callable[[Request, Grant], Awaitable[Response]]
 
 @dataclass
 class Dashboard:
-    """What the pages read from: the job driver (its scheduler store too) and the tasks."""
+    """What the pages read from: the job driver (its introspection, records and leases)
+    and the tasks."""
 
     driver: JobDriver
     access: Access

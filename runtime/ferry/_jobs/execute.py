@@ -558,11 +558,14 @@ class _Execution:
 
 
 def unenforceable(job_names: list[str], driver_name: str) -> FerryError:
-    """The refusal for concurrency a driver without a ``LeaseStore`` cannot hold."""
+    """The refusal for concurrency a driver without fleet slots cannot hold (the spec's
+    own code, kept apart from ``X_DRIVER_CAPABILITY`` as the spec says)."""
     names = ", ".join(f'"{n}"' for n in job_names)
     return FerryError(
         "X_JOB_CONCURRENCY_UNENFORCEABLE",
-        f"the {driver_name} driver has no LeaseStore, so it cannot hold the concurrency "
-        f"declared by job(s) {names} across the fleet",
-        "use a driver that ships leases (postgres, memory), or remove concurrency= from those jobs",
+        f'the {driver_name} driver offers no fleet slots (capability "slots", the spec\'s '
+        f"LeaseStore), so it cannot hold the concurrency declared by job(s) {names} across "
+        "the fleet",
+        "use a driver that offers slots (postgres, sqlite, redis, memory), or remove "
+        "concurrency= from those jobs",
     )

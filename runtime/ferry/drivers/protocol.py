@@ -108,8 +108,8 @@ class ClaimOptions:
 
     The claim takes each such run's slot of its ``concurrency_key`` (``ClaimedJob.slot_held``)
     and skips runs whose key is full, instead of claiming them only to defer them: a
-    limit-1 key then runs back to back at round-trip speed. A driver without a
-    ``LeaseStore`` ignores it (and the worker refuses such jobs before claiming)."""
+    limit-1 key then runs back to back at round-trip speed. A driver without ``slots``
+    ignores it (and the worker refuses such jobs before claiming)."""
 
 
 @dataclass(frozen=True, slots=True)
