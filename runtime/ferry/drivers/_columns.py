@@ -17,6 +17,7 @@ from ferry._payload import json_text
 from ferry.drivers.protocol import (
     JOB_STATES,
     ClaimedJob,
+    EnqueueRequest,
     JobError,
     JobState,
     JsonValue,
@@ -28,10 +29,12 @@ from ferry.drivers.protocol import (
     RunSummary,
     StepRecord,
 )
+from ferry.drivers.settle import SettleFields
 
 __all__ = [
     "Row",
     "array_columns",
+    "enqueue_columns",
     "from_json_text",
     "job_error_of",
     "json_text",
@@ -87,7 +90,7 @@ def job_error_of(code: str | None, message: str | None) -> JobError | None:
     return None if code is None else JobError(code, message or "")
 
 
-RunValue = TypeVar("RunValue", RunSummary, RunDetail, ClaimedJob, MovedRun)
+RunValue = TypeVar("RunValue", RunSummary, RunDetail, ClaimedJob, MovedRun, SettleFields)
 
 _READ: dict[str, Callable[[Row], Any]] = {
     "id": lambda row: str(row["id"]),
@@ -104,8 +107,9 @@ _READ: dict[str, Callable[[Row], Any]] = {
 
 def run_of(kind: type[RunValue], row: Row, **given: Any) -> RunValue:
     """A run as any of its values — a list's ``RunSummary``, a ``RunDetail``, a worker's
-    ``ClaimedJob``, a drain's ``MovedRun`` — from one stored row, by the value's own field
-    names; ``given`` supplies what is not a column (the steps, ``slot_held``).
+    ``ClaimedJob``, a drain's ``MovedRun``, the ``SettleFields`` a settle decides on — from
+    one stored row, by the value's own field names; ``given`` supplies what is not a
+    column (the steps, ``slot_held``).
 
     This is the one place a run's columns become values: a new column is a field on the
     value type and the column in the statements (Redis: its hash field in
@@ -185,3 +189,21 @@ def queue_stats_of(rows: Iterable[Row]) -> list[QueueStats]:
         QueueStats(queue, state_counts, queue in paused, oldest.get(queue))
         for queue, state_counts in sorted(counts.items())
     ]
+
+
+_ENQUEUED = tuple(
+    f.name for f in fields(EnqueueRequest) if f.name not in ("connection", "payload_json")
+)
+
+
+def enqueue_columns(request: EnqueueRequest) -> dict[str, Any]:
+    """An enqueue request as the columns its run stores, by name, in the request's field
+    order: the order every driver's enqueue takes them (Postgres: an array each; SQLite: a
+    JSON object per run; Redis: ARGV). The one mapping of a request to its run: a new
+    column is a field on ``EnqueueRequest`` and the column in the SQL/Lua."""
+    columns = {name: getattr(request, name) for name in _ENQUEUED}
+    if request.payload_json is not None:  # serialised once by the facade, stored as written
+        columns["payload"] = request.payload_json
+    else:
+        columns["payload"] = json_text(request.payload)
+    return columns

@@ -165,3 +165,12 @@ def _checksum(sql: str) -> str:
     """sha256 of a migration's text, the same whatever line ends a checkout gave it."""
     text = "\n".join(line.rstrip() for line in sql.splitlines()).strip()
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def record_of(migration: Migration) -> dict[str, object]:
+    """What the ledger records of an applied migration (``migration_record``, with ``now``)."""
+    return {
+        "version": migration.version,
+        "name": migration.name,
+        "checksum": migration.checksum,
+    }

@@ -18,3 +18,10 @@ def checked_entry(type: Any, payload: Any) -> JsonValue:
             'name what happened or which job consumes it, e.g. type="send_receipt"',
         )
     return to_json(payload, what=f'outbox entry "{type}" payload')
+
+
+def outside_transaction(type: str, fix: str) -> FerryError:
+    """The refusal of an append on a connection with no open transaction: the entry would
+    commit on its own, whatever becomes of the business write it announces — exactly the
+    gap the outbox exists to close."""
+    return FerryError("X_INVARIANT", f'outbox append of "{type}" ran outside a transaction', fix)

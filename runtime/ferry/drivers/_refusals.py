@@ -41,6 +41,25 @@ def no_transaction_to_join(what: str, driver: str, fix: str) -> FerryError:
     )
 
 
+def not_a_connection(what: str, connection: object, kind: str, fix: str) -> FerryError:
+    """``X_DRIVER_NO_TRANSACTIONS``: ``what`` was given ``connection``, which is not the
+    ``kind`` connection (asyncpg, aiosqlite) whose transaction it could join."""
+    given = "None" if connection is None else type(connection).__name__
+    return FerryError(
+        "X_DRIVER_NO_TRANSACTIONS",
+        f"{what} was given a {given}, not an {kind} connection, so it cannot join the "
+        "caller's transaction",
+        fix,
+    )
+
+
+def refuse_joining(requests: Sequence[EnqueueRequest], driver: str, fix: str) -> None:
+    """``no_transaction_to_join`` for an enqueue batch of which a request asks to join."""
+    joining = next((r for r in requests if r.connection is not None), None)
+    if joining is not None:
+        raise no_transaction_to_join(f'enqueue of job "{joining.name}"', driver, fix)
+
+
 def shared_connection(requests: Sequence[EnqueueRequest]) -> Any:
     """The one connection a batch of enqueues joins (``None``: the driver's own);
     ``X_INVARIANT`` when the batch names several."""

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
+from ferry._payload import json_text
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
     ClaimOptions,
+    EnqueueRequest,
+    EnqueueResult,
     HeartbeatOptions,
     JobError,
     JobState,
@@ -153,6 +156,33 @@ def first_of_each(job_ids: Sequence[str]) -> list[bool]:
     return firsts
 
 
+def settle_columns(settle: AckOptions | NackOptions, now_ms: int) -> dict[str, Any]:
+    """One settle as a store's settle statement takes it, by name, in order: the decisions
+    of ``transition`` (the planned state, the attempt given back, whether it requeues,
+    whether it finishes) and the values the run keeps. Postgres sends them as arrays and
+    Redis as script arguments; SQLite applies ``settle_run`` to the row itself."""
+    planned = transition(settle)
+    error = None if isinstance(settle, AckOptions) else settle.error
+    progress = settle.progress
+    return {
+        "worker_id": settle.worker_id,
+        "state": planned.state,
+        "attempts_given_back": 1 if planned.gives_back_attempt else 0,
+        "requeues": planned.requeues,
+        "finishes": planned.finishes,
+        "run_at_ms": None
+        if isinstance(settle, AckOptions)
+        else settle.run_at_ms
+        if settle.run_at_ms is not None
+        else now_ms,
+        "result": json_text(settle.result) if isinstance(settle, AckOptions) else None,
+        "error_code": error.code if error is not None else None,
+        "error_message": error.message if error is not None else None,
+        "progress_current": progress.current if progress is not None else None,
+        "progress_total": progress.total if progress is not None else None,
+    }
+
+
 class _Batched(Protocol):
     async def settle_many(self, settles: Sequence[Settle]) -> list[bool]: ...
 
@@ -160,12 +190,18 @@ class _Batched(Protocol):
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]: ...
 
+    async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]: ...
+
 
 class DerivedCalls:
-    """The calls a driver derives from its batched ones: ``ack``, ``nack`` and ``heartbeat``
-    over ``settle_many`` and ``heartbeat_many`` (so a driver states its settle and renewal
-    once), and ``settle_and_claim`` as two round trips (a driver that can do both in one
-    statement overrides it)."""
+    """The calls a driver derives from its batched ones: ``enqueue`` over ``enqueue_many``,
+    ``ack``, ``nack`` and ``heartbeat`` over ``settle_many`` and ``heartbeat_many`` (so a
+    driver states its enqueue, settle and renewal once), and ``settle_and_claim`` as two
+    round trips (a driver that can do both in one statement overrides it)."""
+
+    async def enqueue(self: _Batched, request: EnqueueRequest) -> EnqueueResult:
+        """Enqueue one run: a batch of one."""
+        return (await self.enqueue_many([request]))[0]
 
     async def settle_and_claim(
         self: _Batched, settles: Sequence[Settle], options: ClaimOptions

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES
 from ferry.drivers._ledger import LedgerState, Migration
-from ferry.drivers._refusals import no_transaction_to_join
+from ferry.drivers._refusals import refuse_joining
 from ferry.drivers._sqlite.driver import SqliteJobDriver
 from ferry.drivers._sqlite.target import memory_target
 from ferry.drivers._sqlite.wake import DEFAULT_WAKE_POLL_MS
@@ -66,14 +66,12 @@ class MemoryJobDriver(SqliteJobDriver):
         return "memory (not durable: gone when this process exits)", LedgerState((), (), None)
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
-        joining = next((r for r in requests if r.connection is not None), None)
-        if joining is not None:
-            raise no_transaction_to_join(
-                f'enqueue of job "{joining.name}"',
-                "memory",
-                "use postgres_job_driver() or sqlite_job_driver() for transactional enqueue; "
-                "in tests, run the harness on one of them, or enqueue without connection=",
-            )
+        refuse_joining(
+            requests,
+            "memory",
+            "use postgres_job_driver() or sqlite_job_driver() for transactional enqueue; "
+            "in tests, run the harness on one of them, or enqueue without connection=",
+        )
         return await super().enqueue_many(requests)
 
 

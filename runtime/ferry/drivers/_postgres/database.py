@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
@@ -23,6 +23,8 @@ from ferry.drivers._postgres.ledger import read_ledger
 from ferry.drivers._postgres.migrate import apply_migrations
 from ferry.drivers._postgres.queries import Queries
 from ferry.drivers._postgres.reach import connection_refusals
+from ferry.drivers._refusals import not_a_connection
+from ferry.drivers._stores.statements import Plan
 from ferry.errors import FerryError
 
 # Strings: asyncpg's classes are generic only in its stubs, not at run time.
@@ -31,6 +33,7 @@ ListenConnection: TypeAlias = (
     "asyncpg.Connection[asyncpg.Record] | PoolConnectionProxy[asyncpg.Record]"
 )
 
+T = TypeVar("T")
 
 ANALYZE_BACKLOG_RUNS = 1_000
 """A never-analyzed jobs table holding this many runs is analyzed when a driver opens
@@ -109,6 +112,26 @@ class Database:
         version = await connection.fetchval("SHOW server_version")
         return f"PostgreSQL {version}", await read_ledger(connection, self.queries)
 
+    async def read(self, name: str, /, **parameters: object) -> list[asyncpg.Record]:
+        """The rows of statement ``name`` on the pool (``ferry.drivers._stores``)."""
+        sql, arguments = self.queries.bind(name, parameters)
+        return await (await self.pool()).fetch(sql, *arguments)
+
+    write = read  # every statement is its own transaction on the pool
+
+    async def atomic(self, plan: Plan[T]) -> T:
+        """``plan``'s statements in one transaction, on one connection of the pool."""
+        async with (await self.pool()).acquire() as connection, connection.transaction():
+            rows: list[asyncpg.Record] | None = None
+            try:
+                while True:
+                    name, parameters = plan.send(rows)  # type: ignore[arg-type]
+                    sql, arguments = self.queries.bind(name, parameters)
+                    rows = await connection.fetch(sql, *arguments)
+            except StopIteration as done:
+                answer: T = done.value
+                return answer
+
     def listen_session(self) -> AbstractAsyncContextManager[ListenConnection]:
         """A connection to LISTEN on: a dedicated one for a DSN, a borrowed one for a pool."""
         if isinstance(self._target, str):
@@ -166,3 +189,17 @@ async def _dedicated_connection(dsn: str, schema: str) -> AsyncIterator[ListenCo
     finally:
         with contextlib.suppress(OSError, asyncpg.InterfaceError, asyncpg.PostgresError):
             await connection.close(timeout=5)
+
+
+def joined(connection: object, what: str) -> asyncpg.Connection[asyncpg.Record]:
+    """``connection`` once it is known to be an asyncpg connection (pool proxies pass too)
+    whose transaction ``what`` (an enqueue, an outbox append) can join; else refused."""
+    if not isinstance(connection, asyncpg.Connection):
+        raise not_a_connection(
+            what,
+            connection,
+            "asyncpg",
+            "pass the asyncpg connection whose transaction it must join: connection=conn "
+            "inside `async with conn.transaction():`",
+        )
+    return connection

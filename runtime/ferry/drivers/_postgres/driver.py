@@ -9,33 +9,28 @@ Read the statements themselves in ``sql/queries``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, TypeAlias
 
 import asyncpg
 
-from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
-from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
+from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES
 from ferry.drivers._columns import (
     array_columns,
-    json_text,
+    enqueue_columns,
     progress_columns,
     run_of,
     run_pk,
 )
-from ferry.drivers._ledger import LedgerState, Migration
-from ferry.drivers._postgres.database import Database, Pool
-from ferry.drivers._postgres.introspect import PostgresIntrospection
+from ferry.drivers._ledger import Migration
+from ferry.drivers._postgres.database import Database, Pool, joined
 from ferry.drivers._postgres.ledger import known_migrations
 from ferry.drivers._postgres.location import pool_location, store_location
 from ferry.drivers._postgres.outbox import PostgresOutbox
-from ferry.drivers._postgres.records import PostgresLeaseStore, PostgresRecordStore
-from ferry.drivers._postgres.slots import PostgresSlotStore
-from ferry.drivers._postgres.steps import PostgresStepStore
-from ferry.drivers._postgres.transfer import PostgresTransfer
 from ferry.drivers._postgres.wake import ChannelWake, Listener
 from ferry.drivers._refusals import shared_connection
-from ferry.drivers._retention import pruned_in_batches
+from ferry.drivers._stores.driver import SqlJobDriver
+from ferry.drivers._stores.enqueue import EnqueueBatch
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
@@ -43,24 +38,17 @@ from ferry.drivers.protocol import (
     EnqueueRequest,
     EnqueueResult,
     NackOptions,
-    PruneReport,
-    QueueStats,
     Renewal,
     RenewalAnswer,
-    RetentionPolicy,
     Settle,
 )
-from ferry.drivers.settle import CANCELLED_BY_OPERATOR, DerivedCalls, first_of_each, transition
-from ferry.errors import FerryError
+from ferry.drivers.settle import CANCELLED_BY_OPERATOR, first_of_each, settle_columns
+
+Session: TypeAlias = "Pool | asyncpg.Connection[asyncpg.Record]"
+"""Where an enqueue runs: the pool, or the caller's connection."""
 
 
-class _Fetches(Protocol):
-    """A pool or a caller's connection: where an enqueue runs."""
-
-    async def fetch(self, query: str, *args: object) -> list[asyncpg.Record]: ...
-
-
-class PostgresJobDriver(DerivedCalls):
+class PostgresJobDriver(SqlJobDriver):
     """Every stored thing of ferry in one PostgreSQL schema, over one pool."""
 
     def __init__(
@@ -72,21 +60,14 @@ class PostgresJobDriver(DerivedCalls):
         pool_max_size: int,
         max_payload_bytes: int,
     ) -> None:
-        self._clock = clock
-        self._max_payload_bytes = payload_limit(max_payload_bytes)
         self._db = Database(target, schema=schema, clock=clock, pool_max_size=pool_max_size)
+        # Its statements notify (LISTEN/NOTIFY), so a store has no one else to wake.
+        super().__init__(self._db, clock=clock, max_payload_bytes=max_payload_bytes, woke=_none)
         queries = self._db.queries
         self._listener = Listener(
             self._db.listen_session, [queries.channel, queries.outbox_channel], clock=clock
         )
-        self._steps = PostgresStepStore(self._db)
-        # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
-        self.slots = PostgresSlotStore(self._db)
-        self.leases = PostgresLeaseStore(self._db)
-        self.records = PostgresRecordStore(self._db)
-        self.introspect = PostgresIntrospection(self._db)
         self.outbox = PostgresOutbox(self._db, lambda: self._channel(queries.outbox_channel))
-        self.transfer = PostgresTransfer(self._db)
         self._location = (
             store_location(target, queries.schema)
             if isinstance(target, str)
@@ -96,10 +77,6 @@ class PostgresJobDriver(DerivedCalls):
     @property
     def name(self) -> str:
         return "postgres"
-
-    @property
-    def clock(self) -> Clock:
-        return self._clock
 
     @property
     def schema(self) -> str:
@@ -117,32 +94,13 @@ class PostgresJobDriver(DerivedCalls):
         return known_migrations()
 
     @property
-    def max_payload_bytes(self) -> int:
-        return self._max_payload_bytes
-
-    @property
     def location(self) -> str:
         return self._location
 
-    @property
-    def steps(self) -> PostgresStepStore:
-        return self._steps
-
-    async def open(self) -> None:
-        """Connect and apply pending migrations; every other method does this first."""
-        await self._db.open()
-
-    async def migrate(self) -> list[int]:
-        """Apply pending migrations now; answers the versions this call applied."""
-        return [migration.version for migration in await self._db.migrate()]
-
-    async def inspect(self) -> tuple[str, LedgerState]:
-        """The server and the schema's judged ledger, changing nothing (``ferry doctor``)."""
-        return await self._db.inspect()
-
     async def database_now_ms(self) -> int:
         """The server's wall clock, in epoch ms (``ferry doctor``'s skew check)."""
-        return await self.introspect.server_now_ms()
+        [[now]] = await self._db.read("server_clock")
+        return int(now)
 
     def wake(self) -> ChannelWake:
         """This driver's one LISTEN session, on the runs channel; listening once called."""
@@ -152,36 +110,19 @@ class PostgresJobDriver(DerivedCalls):
         self._db.check_open()
         return self._listener.wake(channel)
 
-    async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
-        return (await self.enqueue_many([request]))[0]
-
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         if not requests:
             return []
         session = await self._session_for(requests)
-        first: dict[str, int] = {}  # key -> the request that writes it; later ones dedupe
-        for index, request in enumerate(requests):
-            first.setdefault(request.idempotency_key, index)
-        runs: dict[str, EnqueueResult] = {}
-        pending = [requests[i] for i in first.values()]
-        while pending:
-            columns = array_columns(map(_enqueue_row, pending))
+        batch = EnqueueBatch(requests)
+        while pending := batch.pending():
+            columns = array_columns(tuple(enqueue_columns(r).values()) for r in pending)
             written = await session.fetch(
                 self._db.queries["enqueue"], *columns, self._clock.now_ms()
             )
-            runs.update((r["idempotency_key"], EnqueueResult(r["id"], False)) for r in written)
-            taken = [r.idempotency_key for r in pending if r.idempotency_key not in runs]
-            if taken:
-                existing = await session.fetch(self._db.queries["enqueue_existing"], taken)
-                runs.update((r["idempotency_key"], EnqueueResult(r["id"], True)) for r in existing)
-            # A run pruned between the two statements left its key free: write it again.
-            pending = [r for r in pending if r.idempotency_key not in runs]
-        return [
-            EnqueueResult(runs[r.idempotency_key].job_id, True)
-            if first[r.idempotency_key] != index
-            else runs[r.idempotency_key]
-            for index, r in enumerate(requests)
-        ]
+            if taken := batch.written(written):
+                batch.existing(await session.fetch(self._db.queries["enqueue_existing"], taken))
+        return batch.results()
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
         """One statement (``settle_and_claim`` with nothing to settle); with
@@ -261,56 +202,17 @@ class PostgresJobDriver(DerivedCalls):
             for pk in pks
         ]
 
-    async def stats(self) -> list[QueueStats]:
-        return await self.introspect.stats()
-
-    async def prune(self, policy: RetentionPolicy) -> PruneReport:
-        """Delete in batches of ``policy.batch`` rows (short transactions, short locks)
-        until a batch comes back short. Idempotency keys dedupe only against rows still
-        here, so a key is free again once its run has been pruned."""
-        require_count(policy.batch, what="prune batch {}", fix="pass batch=1000 (the default)")
-        pool = await self._db.pool()
-        now = self._clock.now_ms()
-
-        async def batches(query: str, retention_ms: int | None, *extra: object) -> int:
-            async def delete_before(cutoff_ms: int, batch: int) -> int:
-                deleted: int = await pool.fetchval(
-                    self._db.queries[query], cutoff_ms, batch, *extra
-                )
-                return deleted
-
-            return await pruned_in_batches(
-                delete_before, retention_ms, now_ms=now, batch=policy.batch
-            )
-
-        return PruneReport(
-            completed=await batches("prune_jobs", policy.completed_ms, ["completed", "cancelled"]),
-            dead=await batches("prune_jobs", policy.dead_ms, ["dead"]),
-            slots=await pool.fetchval(self._db.queries["prune_lease_slots"], now),
-            outbox=await batches("outbox_prune", policy.published_outbox_ms),
-            webhook_attempts=await batches("prune_log", policy.webhook_attempts_ms),
-            records=await batches("prune_records", 0),
-        )
-
     async def close(self) -> None:
         await self._listener.close()
         await self._db.close()
 
-    async def _session_for(self, requests: Sequence[EnqueueRequest]) -> _Fetches:
+    async def _session_for(self, requests: Sequence[EnqueueRequest]) -> Session:
         """The caller's connection when the requests join its transaction, else the pool."""
         connection = shared_connection(requests)
         pool = await self._db.pool()
         if connection is None:
             return pool
-        if not isinstance(connection, asyncpg.Connection):  # pool proxies pass this too
-            raise FerryError(
-                "X_DRIVER_NO_TRANSACTIONS",
-                f'enqueue of job "{requests[0].name}" asked to join a transaction on a '
-                f"{type(connection).__name__}, which is not an asyncpg connection",
-                "pass the asyncpg connection whose transaction the run must join, e.g. "
-                "connection=conn inside `async with conn.transaction():`",
-            )
-        return connection
+        return joined(connection, f'enqueue of job "{requests[0].name}"')
 
 
 _SETTLE_COLUMNS = 12
@@ -318,47 +220,13 @@ _NO_SETTLES: list[list[Any]] = [[] for _ in range(_SETTLE_COLUMNS)]
 """The settle arrays of a round trip that settles nothing."""
 
 
-def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
-    """One request as the ``enqueue`` statement's array elements, in parameter order."""
-    return (
-        r.name,
-        r.queue,
-        r.payload_json if r.payload_json is not None else json_text(r.payload),
-        r.idempotency_key,
-        r.max_attempts,
-        r.run_at_ms,
-        r.tenant,
-        r.actor,
-        r.concurrency_key,
-        r.priority,
-    )
+def _none() -> None:
+    """Nothing to wake: the statement that put a run back notified already."""
 
 
 def _settle_row(pk: int, settle: AckOptions | NackOptions, now: int) -> tuple[Any, ...]:
-    """One settle of run ``pk`` as the ``settle`` statement's array elements, in order: the
-    decisions of ``ferry.drivers.settle`` and the values the run keeps."""
-    planned = transition(settle)
-    decided = (
-        pk,
-        settle.worker_id,
-        planned.state,
-        1 if planned.gives_back_attempt else 0,
-        planned.requeues,
-        planned.finishes,
-    )
-    progress = progress_columns(settle.progress)
-    if isinstance(settle, AckOptions):
-        result = "null" if settle.result is None else json_text(settle.result)
-        return (*decided, None, result, None, None, *progress)
-    error = settle.error
-    return (
-        *decided,
-        settle.run_at_ms if settle.run_at_ms is not None else now,
-        None,
-        error.code if error is not None else None,
-        error.message if error is not None else None,
-        *progress,
-    )
+    """One settle of run ``pk`` as the ``settle`` statement's array elements, in order."""
+    return (pk, *settle_columns(settle, now).values())
 
 
 def postgres_job_driver(

@@ -13,7 +13,7 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from ferry._clock import Clock
-from ferry.drivers._ledger import Migration, objects_exist
+from ferry.drivers._ledger import Migration, objects_exist, record_of
 from ferry.drivers._postgres.ledger import place_of, read_ledger
 from ferry.drivers._postgres.queries import Queries
 
@@ -49,19 +49,15 @@ async def apply_migrations(
         if state.problem is not None:
             raise state.problem
         for migration in state.unchecked:
-            await connection.execute(
-                queries["migration_checksum"], migration.version, migration.checksum
-            )
+            checksum = {"version": migration.version, "checksum": migration.checksum}
+            sql, arguments = queries.bind("migration_checksum", checksum)
+            await connection.execute(sql, *arguments)
         for migration in state.pending:
             try:
                 await connection.execute(queries.render(migration.sql))
             except _ALREADY_THERE as exists:
                 raise objects_exist(place_of(queries.schema), migration, exists) from None
-            await connection.execute(
-                queries["migration_record"],
-                migration.version,
-                migration.name,
-                clock.now_ms(),
-                migration.checksum,
-            )
+            record = {"now": clock.now_ms(), **record_of(migration)}
+            sql, arguments = queries.bind("migration_record", record)
+            await connection.execute(sql, *arguments)
     return list(state.pending)

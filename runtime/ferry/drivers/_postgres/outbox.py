@@ -8,94 +8,39 @@ outbox of one driver and publishes to whatever job driver is configured.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-import asyncpg
-
-from ferry.drivers._columns import from_json_text, json_text
-from ferry.drivers._outbox import checked_entry
-from ferry.drivers._postgres.database import Database
+from ferry.drivers._columns import json_text
+from ferry.drivers._outbox import checked_entry, outside_transaction
+from ferry.drivers._postgres.database import Database, joined
 from ferry.drivers._postgres.wake import ChannelWake
-from ferry.drivers.protocol import OutboxEntry
-from ferry.errors import FerryError
+from ferry.drivers._stores.outbox import SqlOutboxRelay
 
 
-class PostgresOutbox:
+class PostgresOutbox(SqlOutboxRelay):
     """``outbox`` (migration 3); woken on the schema's outbox channel."""
 
     def __init__(self, database: Database, wake: Callable[[], ChannelWake]) -> None:
+        super().__init__(database)
         self._db = database
         self._wake = wake
 
     async def append(self, type: str, payload: Any, *, connection: Any) -> str:
         document = checked_entry(type, payload)
-        if not isinstance(connection, asyncpg.Connection):  # pool proxies pass this too
-            raise FerryError(
-                "X_DRIVER_NO_TRANSACTIONS",
-                f'outbox append of "{type}" was given a {_type_name(connection)}, '
-                "not an asyncpg connection, so it cannot join the caller's transaction",
-                "pass connection=conn inside `async with conn.transaction():`",
-            )
-        if not connection.is_in_transaction():
-            # Outside a transaction the entry commits on its own, whatever becomes of the
-            # business write it announces: exactly the gap the outbox exists to close.
-            raise FerryError(
-                "X_INVARIANT",
-                f'outbox append of "{type}" ran outside a transaction',
-                "append inside `async with conn.transaction():`, with the business write",
+        joined_connection = joined(connection, f'outbox append of "{type}"')
+        if not joined_connection.is_in_transaction():
+            raise outside_transaction(
+                type, "append inside `async with conn.transaction():`, with the business write"
             )
         await self._db.open()
-        entry_id: str = await connection.fetchval(
-            self._db.queries["outbox_append"], type, json_text(document), self._db.clock.now_ms()
+        sql, arguments = self._db.queries.bind(
+            "outbox_append",
+            {"type": type, "payload": json_text(document), "now": self._db.clock.now_ms()},
         )
+        entry_id: str = await joined_connection.fetchval(sql, *arguments)
         return entry_id
 
     def wake(self) -> ChannelWake:
         """The driver's LISTEN session, on the outbox channel."""
         return self._wake()
-
-    async def claim(self, *, relay_id: str, lease_ms: int, limit: int) -> list[OutboxEntry]:
-        pool = await self._db.pool()
-        now = self._db.clock.now_ms()
-        rows = await pool.fetch(
-            self._db.queries["outbox_claim"], relay_id, now, now + lease_ms, max(limit, 0)
-        )
-        entries = [
-            OutboxEntry(
-                id=str(row["id"]),
-                type=row["type"],
-                payload=from_json_text(row["payload"]),
-                attempts=row["attempts"],
-                created_at_ms=row["created_at_ms"],
-            )
-            for row in rows
-        ]
-        return sorted(entries, key=lambda e: int(e.id))
-
-    async def mark_published(self, ids: Sequence[str], *, relay_id: str) -> list[str]:
-        if not ids:
-            return []
-        pool = await self._db.pool()
-        rows = await pool.fetch(
-            self._db.queries["outbox_mark_published"],
-            [int(i) for i in ids],
-            relay_id,
-            self._db.clock.now_ms(),
-        )
-        return [str(row["id"]) for row in rows]
-
-    async def publish_failed(self, entry_id: str, *, relay_id: str, error: str) -> None:
-        pool = await self._db.pool()
-        await pool.execute(
-            self._db.queries["outbox_publish_failed"], int(entry_id), relay_id, error
-        )
-
-    async def pending(self) -> int:
-        pool = await self._db.pool()
-        count: int = await pool.fetchval(self._db.queries["outbox_pending"])
-        return count
-
-
-def _type_name(value: object) -> str:
-    return "None" if value is None else type(value).__name__

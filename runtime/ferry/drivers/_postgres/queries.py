@@ -6,13 +6,17 @@ may use placeholders, substituted once per schema: ``{schema}`` (the quoted sche
 identifier), ``{channel}`` and ``{outbox_channel}`` (the NOTIFY channels of runs and of
 outbox entries, as SQL literals).
 Substitution is safe because ``checked_schema`` admits only ``[a-z0-9_]`` names.
+Besides its own files the driver runs the statements both SQL dialects share
+(``ferry.drivers._stores``), whose parameters are named (``:name``): those become ``$n``
+here, once, and ``bind`` lays a call's named values out in that order.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-from ferry.drivers._sql import sql_files
+from ferry.drivers._stores.statements import statement_files
 from ferry.errors import FerryError
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -20,6 +24,7 @@ _CHANNEL_SUFFIX = "_jobs"
 _OUTBOX_CHANNEL_SUFFIX = "_outbox"
 _LONGEST_SUFFIX = max(len(_CHANNEL_SUFFIX), len(_OUTBOX_CHANNEL_SUFFIX))
 _MAX_IDENTIFIER = 63  # PostgreSQL's NAMEDATALEN - 1; a longer NOTIFY channel is refused
+_NAMED = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")  # :name, never a ::cast
 
 
 def checked_schema(schema: str) -> str:
@@ -59,12 +64,17 @@ class Queries:
         self.channel = channel_for(schema)
         self.outbox_channel = outbox_channel_for(schema)
         self._rendered = {
-            name: self.render(text)
-            for name, text in sql_files("ferry.drivers._postgres.sql.queries").items()
+            name: positional(self.render(text))
+            for name, text in statement_files("ferry.drivers._postgres.sql.queries").items()
         }
 
     def __getitem__(self, name: str) -> str:
-        return self._rendered[name]
+        return self._rendered[name][0]
+
+    def bind(self, name: str, parameters: Mapping[str, object]) -> tuple[str, list[object]]:
+        """Statement ``name`` and its ``$n`` arguments, from named ``parameters``."""
+        sql, names = self._rendered[name]
+        return sql, [parameters[n] for n in names]
 
     def render(self, sql: str) -> str:
         """``sql`` with this schema's identifier and channels substituted."""
@@ -73,3 +83,20 @@ class Queries:
             .replace("{outbox_channel}", f"'{self.outbox_channel}'")
             .replace("{channel}", f"'{self.channel}'")
         )
+
+
+def positional(sql: str) -> tuple[str, tuple[str, ...]]:
+    """``sql`` with its named parameters as ``$n`` (comments left as written), and the
+    names in ``$n`` order; a statement written with ``$n`` has no names."""
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match[1] not in names:
+            names.append(match[1])
+        return f"${names.index(match[1]) + 1}"
+
+    lines = []
+    for line in sql.splitlines():
+        code, dashes, comment = line.partition("--")
+        lines.append(_NAMED.sub(number, code) + dashes + comment)
+    return "\n".join(lines), tuple(names)

@@ -10,8 +10,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ferry._payload import json_text
-from ferry.drivers.protocol import JsonValue, Progress, StepRecord
+from ferry.drivers._columns import from_json_text, json_text
+from ferry.drivers.protocol import StepRecord
 
 __all__ = [
     "columns_of",
@@ -19,23 +19,12 @@ __all__ = [
     "json_text",
     "opt",
     "optional_int",
-    "progress_args",
 ]
 
 
 def opt(value: object) -> str:
     """An optional script argument."""
     return "" if value is None else f"={value}"
-
-
-def progress_args(progress: Progress | None) -> tuple[str, str]:
-    """``(current, total)`` as optional arguments; absent leaves the stored progress."""
-    return ("", "") if progress is None else (opt(progress.current), opt(progress.total))
-
-
-def from_json_text(text: str | None) -> JsonValue:
-    """A stored JSON text's value (absent reads as ``None``)."""
-    return None if text is None else json.loads(text)
 
 
 def optional_int(value: str | None) -> int | None:

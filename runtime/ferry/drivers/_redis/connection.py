@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
@@ -96,26 +96,10 @@ class Connection:
         self._client = client
         return client
 
-    # Typed reads: the client answers text (decode_responses=True), which redis-py's
-    # annotations cannot know.
-
-    async def hgetall(self, key: str) -> dict[str, str]:
-        return cast(dict[str, str], await (await self.client()).hgetall(key))
-
-    async def hget(self, key: str, field: str) -> str | None:
-        return cast(str | None, await (await self.client()).hget(key, field))
-
-    async def hmget(self, key: str, fields: list[str]) -> list[str | None]:
-        return cast(list[str | None], await (await self.client()).hmget(key, fields))
-
-    async def smembers(self, key: str) -> set[str]:
-        return cast(set[str], await (await self.client()).smembers(key))
-
-    async def zrangebyscore(self, key: str, low: str, high: str) -> list[str]:
-        return cast(list[str], await (await self.client()).zrangebyscore(key, low, high))
-
-    async def zrevrange(self, key: str, start: int, end: int) -> list[str]:
-        return cast(list[str], await (await self.client()).zrevrange(key, start, end))
+    async def command(self, *command: str) -> Any:
+        """One command's answer (text: the client has ``decode_responses=True``)."""
+        [answer] = await self.commands(command)
+        return answer
 
     async def commands(self, *commands: tuple[str, ...]) -> list[Any]:
         """Commands in one round trip, in order (pipelined, no transaction)."""

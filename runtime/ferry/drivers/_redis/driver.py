@@ -18,12 +18,11 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
-from ferry.drivers._columns import run_of
+from ferry.drivers._columns import enqueue_columns, progress_columns, run_of
 from ferry.drivers._ledger import LedgerState, Migration
-from ferry.drivers._redis.codec import columns_of, json_text, opt, progress_args
+from ferry.drivers._redis.codec import columns_of, opt
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
@@ -34,8 +33,8 @@ from ferry.drivers._redis.slots import RedisSlotStore
 from ferry.drivers._redis.steps import RedisStepStore
 from ferry.drivers._redis.transfer import RedisTransfer
 from ferry.drivers._redis.wake import PubSubListener
-from ferry.drivers._refusals import no_transaction_to_join
-from ferry.drivers._retention import pruned_in_batches
+from ferry.drivers._refusals import refuse_joining
+from ferry.drivers._retention import Kind, pruned
 from ferry.drivers._wake import ChannelWake
 from ferry.drivers.protocol import (
     AckOptions,
@@ -51,7 +50,12 @@ from ferry.drivers.protocol import (
     RetentionPolicy,
     Settle,
 )
-from ferry.drivers.settle import CANCELLED_BY_OPERATOR, DerivedCalls, first_of_each, transition
+from ferry.drivers.settle import (
+    CANCELLED_BY_OPERATOR,
+    DerivedCalls,
+    first_of_each,
+    settle_columns,
+)
 
 
 class RedisJobDriver(DerivedCalls):
@@ -146,36 +150,19 @@ class RedisJobDriver(DerivedCalls):
         self._connection.check_open()
         return self._listener.wake(channel)
 
-    async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
-        return (await self.enqueue_many([request]))[0]
-
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         if not requests:
             return []
-        joining = next((r for r in requests if r.connection is not None), None)
-        if joining is not None:
-            raise no_transaction_to_join(
-                f'enqueue of job "{joining.name}"',
-                "redis",
-                "enqueue without connection= (the run is written at once), or append to the "
-                "outbox of the application's SQL database (postgres_job_driver(...).outbox, "
-                "sqlite_job_driver(...).outbox) in its transaction and let the relay enqueue "
-                "here",
-            )
+        refuse_joining(
+            requests,
+            "redis",
+            "enqueue without connection= (the run is written at once), or append to the "
+            "outbox of the application's SQL database (postgres_job_driver(...).outbox, "
+            "sqlite_job_driver(...).outbox) in its transaction and let the relay enqueue here",
+        )
         args: list[str | int] = [self._clock.now_ms(), len(requests)]
         for r in requests:
-            args += [
-                r.name,
-                r.queue,
-                r.payload_json if r.payload_json is not None else json_text(r.payload),
-                r.idempotency_key,
-                r.max_attempts,
-                opt(r.run_at_ms),
-                opt(r.tenant),
-                opt(r.actor),
-                opt(r.concurrency_key),
-                r.priority,
-            ]
+            args += map(opt, enqueue_columns(r).values())
         answers = await self._connection.run("enqueue", *args)
         return [
             EnqueueResult(str(job_id), bool(deduplicated))
@@ -216,7 +203,7 @@ class RedisJobDriver(DerivedCalls):
                     job_id,
                     options.worker_id,
                     now + options.lease_ms,
-                    *progress_args(options.progress),
+                    *map(opt, progress_columns(options.progress)),
                 ]
             answers = list(await self._connection.run("heartbeat", *args))
         replies = iter(answers)
@@ -229,28 +216,13 @@ class RedisJobDriver(DerivedCalls):
         return await self.introspect.stats()
 
     async def prune(self, policy: RetentionPolicy) -> PruneReport:
-        """Delete in batches of ``policy.batch`` (each batch one short script) until a
-        batch comes back short. Idempotency keys dedupe only against runs still here, so a
-        key is free again once its run has been pruned."""
-        require_count(policy.batch, what="prune batch {}", fix="pass batch=1000 (the default)")
-        now = self._clock.now_ms()
+        """Each batch one short script (Redis' one thread is never held for long)."""
 
-        async def batches(script: str, retention_ms: int | None, *extra: str) -> int:
-            async def delete_before(cutoff_ms: int, batch: int) -> int:
-                return int(await self._connection.run(script, cutoff_ms, batch, *extra))
+        async def delete(kind: Kind, cutoff_ms: int, batch: int) -> int:
+            script, *extra = _PRUNE[kind]
+            return int(await self._connection.run(script, cutoff_ms, batch, *extra))
 
-            return await pruned_in_batches(
-                delete_before, retention_ms, now_ms=now, batch=policy.batch
-            )
-
-        return PruneReport(
-            completed=await batches("prune_runs", policy.completed_ms, "completed", "cancelled"),
-            dead=await batches("prune_runs", policy.dead_ms, "dead"),
-            slots=await batches("slots_prune", 0),
-            outbox=await batches("outbox_prune", policy.published_outbox_ms),
-            webhook_attempts=await batches("log_prune", policy.webhook_attempts_ms),
-            records=await batches("records_prune", 0),
-        )
+        return await pruned(policy, self._clock.now_ms(), delete)
 
     async def close(self) -> None:
         await self._listener.close()
@@ -289,29 +261,11 @@ class RedisJobDriver(DerivedCalls):
         return args
 
 
-def _settle_row(settle: AckOptions | NackOptions, now: int) -> list[str | int]:
-    """One settle as the ``settle`` script's arguments after the run id: the decisions of
-    ``ferry.drivers.settle`` and the values the run keeps."""
-    planned = transition(settle)
-    decided: list[str | int] = [
-        settle.worker_id,
-        planned.state,
-        int(planned.gives_back_attempt),
-        int(planned.requeues),
-        int(planned.finishes),
-    ]
-    progress = progress_args(settle.progress)
-    if isinstance(settle, AckOptions):
-        return [*decided, "", opt(json_text(settle.result)), "", "", *progress]
-    error = settle.error
-    return [
-        *decided,
-        opt(settle.run_at_ms if settle.run_at_ms is not None else now),
-        "",
-        opt(error.code if error is not None else None),
-        opt(error.message if error is not None else None),
-        *progress,
-    ]
+def _settle_row(settle: AckOptions | NackOptions, now: int) -> list[str]:
+    """One settle as the ``settle`` script's arguments after the run id, each an opt (a
+    flag as 1 or 0)."""
+    columns = settle_columns(settle, now).values()
+    return [opt(int(v)) if isinstance(v, bool) else opt(v) for v in columns]
 
 
 def _landed(
@@ -329,6 +283,16 @@ def _renewal(answer: int) -> RenewalAnswer:
     """The ``heartbeat`` script's answer: 0 not renewed, 1 renewed, 2 renewed and cancelled."""
     return RenewalAnswer(landed=answer > 0, cancel_requested=answer == 2)
 
+
+_PRUNE: dict[Kind, tuple[str, ...]] = {
+    "completed": ("prune_runs", "completed", "cancelled"),
+    "dead": ("prune_runs", "dead"),
+    "slots": ("slots_prune",),
+    "outbox": ("outbox_prune",),
+    "webhook_attempts": ("log_prune",),
+    "records": ("records_prune",),
+}
+"""The script (and its arguments after the cutoff and the batch) that prunes each kind."""
 
 _CLAIMED = (
     "name", "queue", "payload", "key", "attempts", "max_attempts", "tenant", "actor", "ckey",

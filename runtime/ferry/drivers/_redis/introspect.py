@@ -113,7 +113,7 @@ class RedisIntrospection:
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
         keys = self._connection.keys
-        queues = sorted(await self._connection.smembers(keys("queues")))
+        queues = sorted(await self._connection.command("SMEMBERS", keys("queues")))
         counts = await self._connection.commands(
             *(
                 ("ZCOUNT", keys("fin", "completed", queue), f"({since_ms}", "+inf")
@@ -146,11 +146,6 @@ class RedisIntrospection:
             )
             for job_id, queue, name, state, finished, run_at in rows
         ]
-
-    async def server_now_ms(self) -> int:
-        """The Redis server's wall clock, in epoch ms (for the clock-skew check)."""
-        [(seconds, micros)] = await self._connection.commands(("TIME",))
-        return int(seconds) * 1_000 + int(micros) // 1_000
 
     async def pause_queue(self, queue: str) -> None:
         check_name(queue, what="queue")

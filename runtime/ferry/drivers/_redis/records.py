@@ -33,9 +33,8 @@ class RedisLeaseStore:
 
     async def read(self, name: str, *, now_ms: int) -> Lease | None:
         fields = ["holder", "term", "acquired", "expires"]
-        holder, *numbers = await self._connection.hmget(
-            self._connection.keys("lease", name), fields
-        )
+        lease = self._connection.keys("lease", name)
+        holder, *numbers = await self._connection.command("HMGET", lease, *fields)
         if holder is None or None in numbers:
             return None
         term, acquired, expires = (int(n or 0) for n in numbers)
@@ -49,11 +48,11 @@ class RedisRecordStore:
         self._connection = connection
 
     async def get(self, space: str, key: str, *, now_ms: int) -> JsonValue | None:
-        stored = await self._connection.hget(self._connection.keys("record", space), key)
+        stored = await self._connection.command("HGET", self._connection.keys("record", space), key)
         return _live(stored, now_ms)
 
     async def scan(self, space: str, *, now_ms: int) -> Mapping[str, JsonValue]:
-        stored = await self._connection.hgetall(self._connection.keys("record", space))
+        stored = await self._connection.command("HGETALL", self._connection.keys("record", space))
         values = {key: _live(text, now_ms) for key, text in stored.items()}
         return {key: value for key, value in values.items() if value is not None}
 

@@ -30,7 +30,5 @@ class RedisSlotStore:
         await self._connection.run("slot_release", key, holder)
 
     async def holders(self, key: str) -> Sequence[str]:
-        live = await self._connection.zrangebyscore(
-            self._connection.keys("slot", key), f"({self._clock.now_ms()}", "+inf"
-        )
-        return sorted(live)
+        slot, now = self._connection.keys("slot", key), self._clock.now_ms()
+        return sorted(await self._connection.command("ZRANGEBYSCORE", slot, f"({now}", "+inf"))

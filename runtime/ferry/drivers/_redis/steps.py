@@ -22,7 +22,7 @@ class RedisStepStore:
         known = run_id(job_id)
         if known is None:
             return {}
-        stored = await self._connection.hgetall(self._connection.keys("steps", known))
+        stored = await self._connection.command("HGETALL", self._connection.keys("steps", known))
         return {step.name: step for step in steps_of(stored)}
 
     async def record(self, job_id: str, step: StepRecord, *, worker_id: str) -> bool:

@@ -15,16 +15,13 @@ from ferry._clock import Clock
 from ferry.drivers._columns import run_of
 from ferry.drivers._redis.codec import (
     columns_of,
-    from_json_text,
-    json_text,
     opt,
-    progress_args,
     step_document,
     steps_of,
 )
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.keyspace import run_id
-from ferry.drivers._transfer import answer_for
+from ferry.drivers._transfer import imported, judged, moved_columns
 from ferry.drivers.protocol import ImportResult, MovedRun
 
 _MOVED = (
@@ -69,22 +66,14 @@ class RedisTransfer:
         return sorted(moved, key=lambda run: int(run.id))
 
     async def import_runs(self, runs: Sequence[MovedRun]) -> list[ImportResult]:
-        if not runs:
-            return []
-        firsts: dict[str, MovedRun] = {}
+        return await imported(runs, self._write)
+
+    async def _write(self, runs: list[MovedRun]) -> dict[str, ImportResult]:
+        args: list[str | int] = [self._clock.now_ms(), len(runs)]
         for run in runs:
-            firsts.setdefault(run.idempotency_key, run)
-        args: list[str | int] = [self._clock.now_ms(), len(firsts)]
-        for run in firsts.values():
             args += _import_args(run)
         answers = await self._connection.run("transfer_import", *args)
-        found = {
-            run.idempotency_key: _judged(run, answer)
-            for run, answer in zip(firsts.values(), answers, strict=True)
-        }
-        return [
-            answer_for(found[run.idempotency_key], firsts[run.idempotency_key], run) for run in runs
-        ]
+        return {run.idempotency_key: _judged(run, a) for run, a in zip(runs, answers, strict=True)}
 
     async def remove(self, drain_id: str, job_ids: Sequence[str]) -> list[str]:
         known = _known(job_ids)
@@ -107,46 +96,20 @@ def _known(job_ids: Sequence[str]) -> list[str]:
 
 
 def _import_args(run: MovedRun) -> list[str | int]:
-    """One run as ``transfer_import``'s arguments, in order."""
-    error = run.last_error
-    args: list[str | int] = [
-        run.name,
-        run.queue,
-        json_text(run.payload),
-        run.idempotency_key,
-        run.state,
-        run.attempts,
-        run.max_attempts,
-        run.priority,
-        run.run_at_ms,
-        opt(run.tenant),
-        opt(run.actor),
-        opt(run.concurrency_key),
-        opt(error.code if error is not None else None),
-        opt(error.message if error is not None else None),
-        *progress_args(run.progress),
-        run.created_at_ms,
-        opt(run.finished_at_ms),
-        len(run.steps),
-    ]
+    """One run as ``transfer_import``'s arguments: its columns, then its steps."""
+    args: list[str | int] = [*map(opt, moved_columns(run).values()), len(run.steps)]
     for step in run.steps:
         args += [step.name, step_document(step)]
     return args
 
 
 def _judged(run: MovedRun, answer: list[Any]) -> ImportResult:
-    """``imported``, or — the key was held — ``present`` when the holder is this same run
-    (equal identity: name, queue, payload, created) and not itself moving, else
-    ``collision``."""
+    """``imported``, or — the key was held — the holder ``judged``."""
     if answer[0] == "imported":
         return ImportResult("imported", str(answer[1]))
     _, holder, state, name, queue, payload, created = answer
-    same = (
-        state != "moving"
-        and (name, queue, created) == (run.name, run.queue, str(run.created_at_ms))
-        and from_json_text(payload) == run.payload
-    )
-    return ImportResult("present" if same else "collision", str(holder))
+    held = {"id": holder, "state": state, "name": name, "queue": queue, "payload": payload}
+    return judged({**held, "created_at_ms": int(created)}, run)
 
 
 def _moved(row: list[Any], steps: dict[str, str]) -> MovedRun:

@@ -11,13 +11,14 @@ so building a driver at import time costs nothing.
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import sqlite3
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from ferry._clock import Clock
 from ferry.drivers._ledger import LedgerState, Migration
-from ferry.drivers._sql import sql_files
 from ferry.drivers._sqlite.connection import (
     Role,
     check_sqlite_version,
@@ -27,6 +28,7 @@ from ferry.drivers._sqlite.connection import (
 from ferry.drivers._sqlite.migrate import apply_migrations, read_ledger
 from ferry.drivers._sqlite.target import SqliteTarget
 from ferry.drivers._sqlite.thread import ConnectionThread
+from ferry.drivers._stores.statements import Plan, statement_files
 from ferry.errors import FerryError
 
 T = TypeVar("T")
@@ -39,7 +41,10 @@ class Database:
         check_sqlite_version()
         self.target = target
         self.clock = clock
-        self.queries: Mapping[str, str] = sql_files("ferry.drivers._sqlite.sql.queries")
+        self.queries: Mapping[str, str] = {
+            name: _dialect(text)
+            for name, text in statement_files("ferry.drivers._sqlite.sql.queries").items()
+        }
         self._writer: ConnectionThread | Inline = _thread(target, "writer")
         self._reader = self._writer if target.memory else _thread(target, "reader")
         self._migrated = False
@@ -110,41 +115,33 @@ class Database:
         self.check_open()
         return await self._writer.transact(work)
 
-    async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """``work`` on the reader (several statements: wrap them in ``snapshot``)."""
+    async def read(self, name: str, /, **parameters: object) -> list[sqlite3.Row]:
+        """The rows of the read-only statement ``name``, on the reader (``_stores``)."""
+        sql, bound = self.queries[name], _bound(parameters)
         await self.open()
         self.check_open()
-        return await self._reader.run(work)
+        return await self._reader.run(lambda c: c.execute(sql, bound).fetchall())
 
-    async def fetch(
-        self, query: str, parameters: Mapping[str, object] | None = None
-    ) -> list[sqlite3.Row]:
-        """The rows of the read-only statement named ``query``, on the reader."""
-        sql = self.queries[query]
-        return await self.read(lambda c: c.execute(sql, parameters or {}).fetchall())
+    async def write(self, name: str, /, **parameters: object) -> list[sqlite3.Row]:
+        """Run statement ``name`` on the writer (in its next commit); its ``RETURNING``
+        rows."""
+        sql, bound = self.queries[name], _bound(parameters)
+        return await self.transaction(lambda c: c.execute(sql, bound).fetchall())
 
-    async def execute(
-        self, query: str, parameters: Mapping[str, object] | None = None
-    ) -> list[sqlite3.Row]:
-        """Run the statement named ``query`` on the writer (in its next commit); its
-        ``RETURNING`` rows."""
-        sql = self.queries[query]
-        return await self.transaction(lambda c: c.execute(sql, parameters or {}).fetchall())
+    async def atomic(self, plan: Plan[T]) -> T:
+        """``plan``'s statements in one transaction on the writer."""
 
-    async def changes(self, query: str, parameters: Mapping[str, object]) -> int:
-        """Run the statement named ``query`` on the writer; how many rows it changed."""
-        sql = self.queries[query]
-        return await self.transaction(lambda c: c.execute(sql, parameters).rowcount)
+        def run(c: sqlite3.Connection) -> T:
+            rows: list[sqlite3.Row] | None = None
+            try:
+                while True:
+                    name, parameters = plan.send(rows)  # type: ignore[arg-type]
+                    rows = c.execute(self.queries[name], _bound(parameters)).fetchall()
+            except StopIteration as done:
+                answer: T = done.value
+                return answer
 
-    async def data_version(self) -> int:
-        """SQLite's ``PRAGMA data_version`` on the reader: it changes whenever another
-        connection — this process's writer, another process, the application — commits."""
-
-        def version(c: sqlite3.Connection) -> int:
-            [[value]] = c.execute("PRAGMA data_version").fetchall()
-            return int(value)
-
-        return await self.read(version)
+        return await self.transaction(run)
 
     def check_open(self) -> None:
         """Refuse use after ``close``."""
@@ -167,13 +164,19 @@ class Database:
             await self._reader.close()
 
 
-def snapshot(connection: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
-    """``work``'s reads in one read transaction: they all see one committed state."""
-    connection.execute("BEGIN")
-    try:
-        return work(connection)
-    finally:
-        connection.execute("COMMIT")
+_ANY = re.compile(r"= ANY\s*\((:[a-z_]+)\)")
+
+
+def _dialect(sql: str) -> str:
+    """A shared statement in SQLite's words: the table ``{schema}.jobs`` is ``ferry_jobs``,
+    and ``x = ANY(:list)`` (Postgres' test against an array) reads the JSON array SQLite
+    is given for a list (``_bound``): ``x IN (SELECT value FROM json_each(:list))``."""
+    return _ANY.sub(r"IN (SELECT value FROM json_each(\1))", sql.replace("{schema}.", "ferry_"))
+
+
+def _bound(parameters: Mapping[str, object]) -> dict[str, object]:
+    """Named parameters as SQLite binds them: a list as a JSON array (``json_each``)."""
+    return {k: json.dumps(v) if isinstance(v, list) else v for k, v in parameters.items()}
 
 
 class Inline:

@@ -10,6 +10,7 @@ Read the statements themselves in ``sql/queries``.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Sequence
@@ -17,38 +18,30 @@ from urllib.parse import quote
 
 from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
-from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
-from ferry.drivers._ledger import LedgerState, Migration
+from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES
+from ferry.drivers._ledger import Migration
 from ferry.drivers._refusals import shared_connection
-from ferry.drivers._retention import pruned_in_batches
 from ferry.drivers._sqlite import runs
 from ferry.drivers._sqlite.database import Database
-from ferry.drivers._sqlite.introspect import SqliteIntrospection
-from ferry.drivers._sqlite.joined import joined_connection
+from ferry.drivers._sqlite.joined import joined_connection, rows_of
 from ferry.drivers._sqlite.migrate import known_migrations
 from ferry.drivers._sqlite.outbox import SqliteOutbox
-from ferry.drivers._sqlite.records import SqliteLeaseStore, SqliteRecordStore
-from ferry.drivers._sqlite.slots import SqliteSlotStore
-from ferry.drivers._sqlite.steps import SqliteStepStore
 from ferry.drivers._sqlite.target import SqliteTarget, Synchronous, sqlite_target
-from ferry.drivers._sqlite.transfer import SqliteTransfer
 from ferry.drivers._sqlite.wake import DEFAULT_WAKE_POLL_MS, CommitWatcher, SqliteWake
+from ferry.drivers._stores.driver import SqlJobDriver
+from ferry.drivers._stores.enqueue import EnqueueBatch
 from ferry.drivers.protocol import (
     ClaimedJob,
     ClaimOptions,
     EnqueueRequest,
     EnqueueResult,
-    PruneReport,
-    QueueStats,
     Renewal,
     RenewalAnswer,
-    RetentionPolicy,
     Settle,
 )
-from ferry.drivers.settle import DerivedCalls
 
 
-class SqliteJobDriver(DerivedCalls):
+class SqliteJobDriver(SqlJobDriver):
     """Every stored thing of ferry in one SQLite file, over a writer and a reader."""
 
     def __init__(
@@ -57,26 +50,16 @@ class SqliteJobDriver(DerivedCalls):
         require_count(
             wake_poll_ms, what="sqlite wake_poll_ms {}", fix="pass wake_poll_ms=20 (the default)"
         )
-        self._clock = clock
-        self._max_payload_bytes = payload_limit(max_payload_bytes)
         self._db = Database(target, clock=clock)
         self._watcher = CommitWatcher(target, clock=clock, poll_ms=wake_poll_ms)
-        self._steps = SqliteStepStore(self._db)
-        # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
-        self.slots = SqliteSlotStore(self._db)
-        self.leases = SqliteLeaseStore(self._db)
-        self.records = SqliteRecordStore(self._db)
-        self.introspect = SqliteIntrospection(self._db, self._watcher.runs.announce)
+        # Another process sees a commit through its watcher; this one is told at once.
+        woke = self._watcher.runs.announce
+        super().__init__(self._db, clock=clock, max_payload_bytes=max_payload_bytes, woke=woke)
         self.outbox = SqliteOutbox(self._db, self._watcher.outbox, self._watch)
-        self.transfer = SqliteTransfer(self._db, self._watcher.runs.announce)
 
     @property
     def name(self) -> str:
         return "sqlite"
-
-    @property
-    def clock(self) -> Clock:
-        return self._clock
 
     @property
     def path(self) -> str:
@@ -96,30 +79,9 @@ class SqliteJobDriver(DerivedCalls):
         return f'database "{self._db.target.path}"'
 
     @property
-    def max_payload_bytes(self) -> int:
-        return self._max_payload_bytes
-
-    @property
-    def steps(self) -> SqliteStepStore:
-        return self._steps
-
-    @property
     def migrations(self) -> tuple[Migration, ...]:
         """Every migration this ferry ships for SQLite."""
         return known_migrations()
-
-    async def open(self) -> None:
-        """Open the file (creating it) and apply pending migrations; every other method
-        does this first."""
-        await self._db.open()
-
-    async def migrate(self) -> list[int]:
-        """Apply pending migrations now; answers the versions this call applied."""
-        return [migration.version for migration in await self._db.migrate()]
-
-    async def inspect(self) -> tuple[str, LedgerState]:
-        """The database and its judged ledger, changing nothing (``ferry doctor``)."""
-        return await self._db.inspect()
 
     async def database_now_ms(self) -> int | None:
         """None: a SQLite file has no clock of its own, every process on the host reads
@@ -135,9 +97,6 @@ class SqliteJobDriver(DerivedCalls):
         self._db.check_open()
         self._watcher.start()
 
-    async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
-        return (await self.enqueue_many([request]))[0]
-
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         """Two statements whatever the batch size (the write, then the runs holding keys
         it skipped), on the driver's writer — or on the application's ``aiosqlite``
@@ -145,7 +104,7 @@ class SqliteJobDriver(DerivedCalls):
         if not requests:
             return []
         connection = shared_connection(requests)
-        batch = runs.EnqueueBatch(requests)
+        batch = EnqueueBatch(requests)
         if connection is None:
             queries = self._db.queries
             results = await self._db.transaction(
@@ -163,43 +122,33 @@ class SqliteJobDriver(DerivedCalls):
         )
         now = self._clock.now_ms()
         # The commit is the application's, so this process learns of it by the poll.
-        while (insert := batch.insert(now)) is not None:
-            written = await joined.execute_fetchall(self._db.queries["enqueue"], insert)
-            existing = batch.inserted(written, now)
-            if existing is not None:
-                batch.existing(
-                    await joined.execute_fetchall(self._db.queries["enqueue_existing"], existing)
-                )
+        while pending := batch.pending():
+            sql = self._db.queries["enqueue"]
+            written = await rows_of(joined, sql, runs.enqueue_parameters(pending, now))
+            if taken := batch.written(written):
+                sql, existing = self._db.queries["enqueue_existing"], {"keys": json.dumps(taken)}
+                batch.existing(await rows_of(joined, sql, existing))
         return batch.results()
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
         """One ``UPDATE … RETURNING``; with ``options.limits`` it also takes each keyed
         run's slot and skips runs whose key is full (``worker_claim``, one transaction)."""
-        queries = self._db.queries
-        return await self._db.transaction(
-            lambda c: runs.claim(c, queries, options, self._clock.now_ms())
-        )
+        return (await self.settle_and_claim([], options))[1]
 
     async def settle_many(self, settles: Sequence[Settle]) -> list[bool]:
-        queries = self._db.queries
-        landed, woke = await self._db.transaction(
-            lambda c: runs.settle(c, queries, settles, self._clock.now_ms())
-        )
-        if woke:
-            self._watcher.runs.announce()
-        return landed
+        return (await self.settle_and_claim(settles, None))[0]
 
     async def settle_and_claim(
-        self, settles: Sequence[Settle], options: ClaimOptions
+        self, settles: Sequence[Settle], options: ClaimOptions | None
     ) -> tuple[list[bool], list[ClaimedJob]]:
-        """The settles, then the claim, in one transaction on one trip to the writer: a
-        slot a settle released is claimable by the same call."""
+        """The settles, then the claim (``None``: none), in one transaction on one trip to
+        the writer: a slot a settle released is claimable by the same call."""
         queries = self._db.queries
 
         def both(c: sqlite3.Connection) -> tuple[list[bool], bool, list[ClaimedJob]]:
             now = self._clock.now_ms()
             landed, woke = runs.settle(c, queries, settles, now)
-            return landed, woke, runs.claim(c, queries, options, now)
+            return landed, woke, runs.claim(c, queries, options, now) if options else []
 
         landed, woke, claimed = await self._db.transaction(both)
         if woke:
@@ -210,33 +159,6 @@ class SqliteJobDriver(DerivedCalls):
         queries = self._db.queries
         return await self._db.transaction(
             lambda c: runs.renew(c, queries, renewals, self._clock.now_ms())
-        )
-
-    async def stats(self) -> list[QueueStats]:
-        return await self.introspect.stats()
-
-    async def prune(self, policy: RetentionPolicy) -> PruneReport:
-        """Delete in batches of ``policy.batch`` rows, each its own short transaction, until
-        a batch comes back short. Idempotency keys dedupe only against rows still here,
-        so a key is free again once its run has been pruned."""
-        require_count(policy.batch, what="prune batch {}", fix="pass batch=1000 (the default)")
-        now = self._clock.now_ms()
-
-        async def batches(query: str, retention_ms: int | None) -> int:
-            async def delete_before(cutoff_ms: int, batch: int) -> int:
-                return await self._db.changes(query, {"before": cutoff_ms, "batch": batch})
-
-            return await pruned_in_batches(
-                delete_before, retention_ms, now_ms=now, batch=policy.batch
-            )
-
-        return PruneReport(
-            completed=await batches("prune_completed", policy.completed_ms),
-            dead=await batches("prune_dead", policy.dead_ms),
-            slots=await self._db.changes("prune_lease_slots", {"now": now}),
-            outbox=await batches("outbox_prune", policy.published_outbox_ms),
-            webhook_attempts=await batches("prune_log", policy.webhook_attempts_ms),
-            records=await batches("prune_records", 0),
         )
 
     async def close(self) -> None:

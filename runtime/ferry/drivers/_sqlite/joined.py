@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ferry._extras import require_extra
+from ferry.drivers._refusals import not_a_connection
 from ferry.drivers._sqlite.database import Database
 from ferry.errors import FerryError
 
@@ -39,13 +41,7 @@ async def joined_connection(
     import aiosqlite
 
     if not isinstance(connection, aiosqlite.Connection):
-        kind = "None" if connection is None else type(connection).__name__
-        raise FerryError(
-            "X_DRIVER_NO_TRANSACTIONS",
-            f"{what} was given a {kind}, not an aiosqlite connection, so it cannot join "
-            "the caller's transaction",
-            _FIX,
-        )
+        raise not_a_connection(what, connection, "aiosqlite", _FIX)
     await database.open_joining(in_transaction=connection.in_transaction)
     if connection not in _checked:
         rows = await connection.execute_fetchall("PRAGMA database_list")
@@ -60,6 +56,16 @@ async def joined_connection(
             )
         _checked.add(connection)
     return connection
+
+
+async def rows_of(
+    connection: aiosqlite.Connection, sql: str, parameters: Mapping[str, object]
+) -> list[dict[str, Any]]:
+    """The rows of ``sql`` on the application's connection, by column name whatever its
+    ``row_factory``."""
+    async with connection.execute(sql, parameters) as cursor:
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
 
 
 def _same_file(path: str, database: Database) -> bool:

@@ -21,6 +21,7 @@ from ferry.drivers._ledger import (
     Migration,
     judge,
     objects_exist,
+    record_of,
     shipped_migrations,
 )
 from ferry.drivers._sqlite.connection import immediate
@@ -83,15 +84,7 @@ def apply_migrations(
                     if "already exists" in str(error):
                         raise objects_exist(place_of(path), migration, error) from None
                     raise
-            c.execute(
-                queries["migration_record"],
-                {
-                    "version": migration.version,
-                    "name": migration.name,
-                    "now": now_ms,
-                    "checksum": migration.checksum,
-                },
-            )
+            c.execute(queries["migration_record"], {"now": now_ms, **record_of(migration)})
         return list(state.pending)
 
     return immediate(connection, apply)

@@ -1,8 +1,7 @@
 """The run statements' Python side: the lease fence, the settle rules and enqueue batches.
 
 Each function here runs on the writer's thread inside one ``BEGIN IMMEDIATE`` transaction
-(``Database.transaction``; ``write_if_held`` submits its own), so what it reads cannot
-change before it writes: the fence and
+(``Database.transaction``), so what it reads cannot change before it writes: the fence and
 the settle rules are ``ferry.drivers.settle``'s own functions applied to the row, not a
 copy of them in SQL.
 """
@@ -11,18 +10,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ferry.drivers._columns import (
-    job_error_of,
+    enqueue_columns,
     json_text,
     progress_columns,
-    progress_of,
     run_of,
     run_pk,
 )
-from ferry.drivers._sqlite.database import Database
+from ferry.drivers._stores.enqueue import EnqueueBatch
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
@@ -57,22 +55,6 @@ def held(
     return row
 
 
-async def write_if_held(
-    database: Database, job_id: str, worker_id: str, query: str, parameters: Mapping[str, object]
-) -> bool:
-    """Run the statement named ``query`` (a step, a backfill checkpoint) if ``worker_id``
-    still holds run ``job_id``, in one transaction; answers whether it did."""
-
-    def write(c: sqlite3.Connection) -> bool:
-        now_ms = database.clock.now_ms()
-        if held(c, database.queries, job_id, worker_id, now_ms) is None:
-            return False
-        c.execute(database.queries[query], parameters)
-        return True
-
-    return await database.transaction(write)
-
-
 def claim(
     c: sqlite3.Connection, queries: Queries, options: ClaimOptions, now_ms: int
 ) -> list[ClaimedJob]:
@@ -85,8 +67,8 @@ def claim(
         "now": now_ms,
         "lease_until": until,
         "limit": max(options.limit, 0),
-        "queues": _json_or_null(options.queues),
-        "names": _json_or_null(options.names),
+        "queues": None if options.queues is None else json.dumps(list(options.queues)),
+        "names": None if options.names is None else json.dumps(list(options.names)),
         "limits": json.dumps(dict(limits)),
     }
     rows = c.execute(queries["worker_claim" if limits else "claim"], parameters).fetchall()
@@ -117,7 +99,7 @@ def settle(
             landed.append(False)
             continue
         fields = settle_run(
-            _settle_fields(row),
+            run_of(SettleFields, row),
             verdict,
             cancel_requested=row["cancel_requested_at_ms"] is not None,
             now_ms=now_ms,
@@ -175,93 +157,17 @@ def renew(
     return answers
 
 
-class EnqueueBatch:
-    """Enqueue requests as the ``enqueue`` and ``enqueue_existing`` statements take and
-    answer them: the same two statements on the driver's writer and on the application's
-    connection, whatever the batch size."""
-
-    def __init__(self, requests: Sequence[EnqueueRequest]) -> None:
-        self._requests = requests
-        self._first: dict[str, int] = {}  # key -> the request that writes it; later ones dedupe
-        for index, request in enumerate(requests):
-            self._first.setdefault(request.idempotency_key, index)
-        self._runs: dict[str, EnqueueResult] = {}
-        self.woke = False
-        """A run due at once was written: idle workers should wake."""
-        self.due_later: int | None = None
-        """When the soonest run written for later falls due: idle workers wake then."""
-
-    def insert(self, now_ms: int) -> dict[str, Any] | None:
-        """The ``enqueue`` parameters for every key not resolved yet (None: all are)."""
-        pending = [self._requests[i] for key, i in self._first.items() if key not in self._runs]
-        if not pending:
-            return None
-        return {"batch": json.dumps([_enqueue_row(r) for r in pending]), "now": now_ms}
-
-    def inserted(self, rows: Iterable[Sequence[Any]], now_ms: int) -> dict[str, Any] | None:
-        """Take the runs ``enqueue`` wrote; answers the ``enqueue_existing`` parameters for
-        the keys it skipped (None: it skipped none)."""
-        for job_id, key, _queue, run_at_ms in rows:
-            self._runs[key] = EnqueueResult(job_id, deduplicated=False)
-            if run_at_ms <= now_ms:
-                self.woke = True
-            elif self.due_later is None or run_at_ms < self.due_later:
-                self.due_later = run_at_ms
-        taken = [key for key in self._first if key not in self._runs]
-        return {"keys": json.dumps(taken)} if taken else None
-
-    def existing(self, rows: Iterable[Sequence[Any]]) -> None:
-        """Take the runs already holding skipped keys (a key pruned meanwhile stays
-        unresolved, and the next ``insert`` writes it again)."""
-        for job_id, key in rows:
-            self._runs[key] = EnqueueResult(job_id, deduplicated=True)
-
-    def results(self) -> list[EnqueueResult]:
-        """One result per request, in request order (a repeated key is deduplicated)."""
-        return [
-            EnqueueResult(self._runs[r.idempotency_key].job_id, True)
-            if self._first[r.idempotency_key] != index
-            else self._runs[r.idempotency_key]
-            for index, r in enumerate(self._requests)
-        ]
-
-
 def enqueue(
     c: sqlite3.Connection, queries: Queries, batch: EnqueueBatch, now_ms: int
 ) -> list[EnqueueResult]:
     """Write ``batch`` on the driver's writer (in the caller's transaction)."""
-    while (insert := batch.insert(now_ms)) is not None:
-        existing = batch.inserted(c.execute(queries["enqueue"], insert).fetchall(), now_ms)
-        if existing is not None:
-            batch.existing(c.execute(queries["enqueue_existing"], existing).fetchall())
+    while pending := batch.pending():
+        written = c.execute(queries["enqueue"], enqueue_parameters(pending, now_ms))
+        if taken := batch.written(written.fetchall(), now_ms):
+            batch.existing(c.execute(queries["enqueue_existing"], {"keys": json.dumps(taken)}))
     return batch.results()
 
 
-def _settle_fields(row: sqlite3.Row) -> SettleFields:
-    return SettleFields(
-        state=row["state"],
-        attempts=row["attempts"],
-        run_at_ms=row["run_at_ms"],
-        last_error=job_error_of(row["last_error_code"], row["last_error_message"]),
-        progress=progress_of(row["progress_current"], row["progress_total"]),
-        finished_at_ms=row["finished_at_ms"],
-    )
-
-
-def _enqueue_row(r: EnqueueRequest) -> dict[str, Any]:
-    return {
-        "name": r.name,
-        "queue": r.queue,
-        "payload": r.payload_json if r.payload_json is not None else json_text(r.payload),
-        "idempotency_key": r.idempotency_key,
-        "max_attempts": r.max_attempts,
-        "run_at_ms": r.run_at_ms,
-        "tenant": r.tenant,
-        "actor": r.actor,
-        "concurrency_key": r.concurrency_key,
-        "priority": r.priority,
-    }
-
-
-def _json_or_null(values: Sequence[str] | None) -> str | None:
-    return None if values is None else json.dumps(list(values))
+def enqueue_parameters(requests: Sequence[EnqueueRequest], now_ms: int) -> dict[str, Any]:
+    """``enqueue``'s parameters: the requests as a JSON array of their columns."""
+    return {"batch": json.dumps([enqueue_columns(r) for r in requests]), "now": now_ms}

@@ -175,15 +175,17 @@ end
 -- whether it gives the attempt back, requeues, finishes the run. The one rule that
 -- depends on the stored run, the cancel override, is applied here as that module says:
 -- a run an operator asked to cancel never goes back to the queue.
--- Reads: now, the override's error code and message, count, then 12 per settle: id,
--- worker, state, gives back (1/0), requeues (1/0), finishes (1/0), run_at (opt), result
--- (opt JSON text), error code (opt), error message (opt), progress current, total (opt).
+-- Reads: now, the override's error code and message, count, then per settle its id and
+-- 11 opts (`settle.settle_columns`): worker, state, gives back (1/0), requeues (1/0),
+-- finishes (1/0), run_at, result (JSON text), error code, error message, progress
+-- current, total.
 local function settle(arg)
   local now, cancel_code, cancel_message = arg(), arg(), arg()
   local landed, woken = {}, {}
   for n = 1, tonumber(arg()) do
-    local id, worker, planned = arg(), arg(), arg()
-    local gives_back, requeues, finishes = arg() == '1', arg() == '1', arg() == '1'
+    local id, worker, planned = arg(), opt(arg()), opt(arg())
+    local gives_back = opt(arg()) == '1'
+    local requeues, finishes = opt(arg()) == '1', opt(arg()) == '1'
     local run_at, result, error_code, error_message = opt(arg()), opt(arg()), opt(arg()), opt(arg())
     local progress_current, progress_total = opt(arg()), opt(arg())
     local run = fields(id, {'state', 'locked_by', 'lease', 'queue', 'priority', 'name',

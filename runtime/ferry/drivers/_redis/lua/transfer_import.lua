@@ -1,8 +1,8 @@
 -- Write runs as a drain carries them (see RunTransfer.import_runs), at ARGV[1] (now):
--- ARGV[2] runs, each as 18 fields (name, queue, payload, key, state, attempts,
--- max_attempts, priority, run_at, tenant, actor, concurrency key, error code, error
--- message, progress current, total — opt where a run may lack it —, created, finished
--- (opt)), then its step count and (name, document) pairs in the order they ran.
+-- ARGV[2] runs, each as 18 opts (`_transfer.moved_columns`: name, queue, payload, key,
+-- state, attempts, max_attempts, priority, run_at, tenant, actor, concurrency key, error
+-- code, error message, progress current, total, created, finished), then its step count
+-- and (name, document) pairs in the order they ran.
 -- A key already held writes nothing and answers the holder (the caller judges whether it
 -- is the same run). Answers per run: "imported", id — or "held", id, state, name, queue,
 -- payload, created. Each run with its steps is written by this one script: atomic, and
@@ -11,12 +11,13 @@ local arg = reader(ARGV)
 local now = arg()
 local answers, woken = {}, {}
 for _ = 1, tonumber(arg()) do
-  local name, queue, payload, idem, state = arg(), arg(), arg(), arg(), arg()
-  local attempts, max_attempts, priority, run_at = arg(), arg(), arg(), arg()
+  local name, queue, payload, idem = opt(arg()), opt(arg()), opt(arg()), opt(arg())
+  local state, attempts, max_attempts = opt(arg()), opt(arg()), opt(arg())
+  local priority, run_at = opt(arg()), opt(arg())
   local tenant, actor, ckey = opt(arg()), opt(arg()), opt(arg())
   local error_code, error_message = opt(arg()), opt(arg())
   local progress_current, progress_total = opt(arg()), opt(arg())
-  local created, finished = arg(), opt(arg())
+  local created, finished = opt(arg()), opt(arg())
   local steps = {}
   for _ = 1, tonumber(arg()) do
     local step = arg()

@@ -1,9 +1,9 @@
--- Append one entry in the caller's transaction: $1 type, $2 payload (JSON text), $3 now.
+-- Append one entry of :type in the caller's transaction: :payload (JSON text) at :now.
 -- The NOTIFY is part of the statement, so the relay is woken when the transaction commits
 -- and never when it rolls back.
 WITH appended AS (
     INSERT INTO {schema}.outbox (type, payload, created_at_ms)
-    VALUES ($1, $2::text::jsonb, $3)
+    VALUES (:type, :payload::text::jsonb, :now)
     RETURNING id
 ),
 notified AS (

@@ -1,5 +1,5 @@
--- Let claims from queue $1 proceed again, and wake idle workers for its backlog.
+-- Let claims from queue :queue proceed again, and wake idle workers for its backlog.
 WITH resumed AS (
-    DELETE FROM {schema}.paused_queues WHERE queue = $1 RETURNING queue
+    DELETE FROM {schema}.paused_queues WHERE queue = :queue RETURNING queue
 )
 SELECT pg_notify({channel}, queue) FROM resumed

@@ -1,25 +1,28 @@
--- Store value $3 under ($1, $2), expiring at $4 (null: never), at $5 — if the fence holds:
--- lease $6 still held by $7 in term $8 at $5 (when $6 is not null), and run $9 still held
--- by worker $10 at $5 (when $10 is not null). Answers whether it landed. FOR SHARE holds
--- the fencing row until commit, so a takeover cannot slip between the check and the write.
+-- Store :value under (:space, :key), expiring at :expires_at_ms (null: never), at :now —
+-- if the fence holds: lease :lease_name still held by :lease_holder in term :lease_term at
+-- :now (when :lease_name is not null), and run :run_id still held by :worker_id at :now
+-- (when :worker_id is not null). Answers a row when it landed. FOR SHARE holds the fencing
+-- row until commit, so a takeover cannot slip between the check and the write.
 WITH lease AS (
     SELECT FROM {schema}.leases
-    WHERE name = $6 AND holder = $7 AND term = $8 AND expires_at_ms > $5
+    WHERE name = :lease_name AND holder = :lease_holder AND term = :lease_term
+      AND expires_at_ms > :now
     FOR SHARE
 ),
 run AS (
     SELECT FROM {schema}.jobs
-    WHERE id = $9 AND state = 'running' AND locked_by = $10 AND lease_expires_at_ms > $5
+    WHERE id = :run_id AND state = 'running' AND locked_by = :worker_id
+      AND lease_expires_at_ms > :now
     FOR SHARE
 ),
 written AS (
     INSERT INTO {schema}.records AS r (space, key, value, expires_at_ms, updated_at_ms)
-    SELECT $1, $2, $3::text::jsonb, $4, $5
-    WHERE ($6::text IS NULL OR EXISTS (SELECT FROM lease))
-      AND ($10::text IS NULL OR EXISTS (SELECT FROM run))
+    SELECT :space, :key, :value::text::jsonb, :expires_at_ms, :now
+    WHERE (:lease_name::text IS NULL OR EXISTS (SELECT FROM lease))
+      AND (:worker_id::text IS NULL OR EXISTS (SELECT FROM run))
     ON CONFLICT (space, key) DO UPDATE
     SET value = excluded.value, expires_at_ms = excluded.expires_at_ms,
         updated_at_ms = excluded.updated_at_ms
     RETURNING 1
 )
-SELECT EXISTS (SELECT FROM written)
+SELECT true AS landed FROM written

@@ -1,18 +1,10 @@
--- Put dead or cancelled run $1 back to queued at $2 with fresh attempts, and wake workers.
--- Answers the run's name and state before, and `changed`; no row when the run is missing.
-WITH target AS (
-    SELECT id, name, state FROM {schema}.jobs WHERE id = $1 FOR UPDATE
-),
-retried AS (
-    UPDATE {schema}.jobs AS j
-    SET state = 'queued', attempts = 0, run_at_ms = $2, finished_at_ms = NULL,
-        cancel_requested_at_ms = NULL, updated_at_ms = $2
-    FROM target
-    WHERE j.id = target.id AND target.state IN ('dead', 'cancelled')
-    RETURNING j.queue
-),
-notified AS (
-    SELECT pg_notify({channel}, queue) FROM retried
+-- Put dead or cancelled run :id back to queued at :now with fresh attempts, and wake
+-- workers. Answers a row when it changed the run.
+WITH retried AS (
+    UPDATE {schema}.jobs
+    SET state = 'queued', attempts = 0, run_at_ms = :now, finished_at_ms = NULL,
+        cancel_requested_at_ms = NULL, updated_at_ms = :now
+    WHERE id = :id AND state IN ('dead', 'cancelled')
+    RETURNING queue
 )
-SELECT name, state, (SELECT count(*) FROM notified) > 0 AS changed
-FROM target
+SELECT pg_notify({channel}, queue) FROM retried

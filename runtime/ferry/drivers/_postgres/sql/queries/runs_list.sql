@@ -1,18 +1,19 @@
--- Runs matching a filter, newest first, paged by id: $1 queue, $2 name, $3 state, $4 tenant,
--- $5 created after, $6 created before, $7 before id (each NULL: no restriction), $8 limit;
--- $9 true keeps only running runs whose lease lapsed before $10 (now).
--- Paged by the primary key, newest first: a page is a backward walk of the id index that
--- stops after $8 matches (a rare filter walks further), never a sort of the whole table.
-SELECT id::text, name, queue, state, attempts, max_attempts, tenant, run_at_ms,
-       created_at_ms, updated_at_ms, last_error_code, last_error_message
+-- Runs matching a filter, newest first, paged by id (each parameter NULL: no restriction):
+-- :queue, :name, :state, :tenant, created after :created_after / before :created_before,
+-- ids below :before_id, at most :limit; :lease_expired keeps only running runs whose
+-- lease lapsed by :now.
+-- A page is a backward walk of the primary key that stops after :limit matches (a rare
+-- filter walks further), never a sort of the whole table.
+SELECT j.id::text, name, queue, state, attempts, max_attempts, tenant,
+       run_at_ms, created_at_ms, updated_at_ms, last_error_code, last_error_message
 FROM {schema}.jobs AS j
-WHERE ($1::text IS NULL OR queue = $1)
-  AND ($2::text IS NULL OR name = $2)
-  AND ($3::text IS NULL OR state = $3)
-  AND ($4::text IS NULL OR tenant = $4)
-  AND ($5::bigint IS NULL OR created_at_ms > $5)
-  AND ($6::bigint IS NULL OR created_at_ms < $6)
-  AND ($7::bigint IS NULL OR id < $7)
-  AND (NOT $9::boolean OR (state = 'running' AND lease_expires_at_ms <= $10))
-ORDER BY j.id DESC  -- the bigint, not id::text
-LIMIT $8
+WHERE (:queue::text IS NULL OR queue = :queue)
+  AND (:name::text IS NULL OR name = :name)
+  AND (:state::text IS NULL OR state = :state)
+  AND (:tenant::text IS NULL OR tenant = :tenant)
+  AND (:created_after::bigint IS NULL OR created_at_ms > :created_after)
+  AND (:created_before::bigint IS NULL OR created_at_ms < :created_before)
+  AND (:before_id::bigint IS NULL OR j.id < :before_id)
+  AND (NOT :lease_expired::boolean OR (state = 'running' AND lease_expires_at_ms <= :now))
+ORDER BY j.id DESC  -- the integer, not the text it is answered as
+LIMIT :limit

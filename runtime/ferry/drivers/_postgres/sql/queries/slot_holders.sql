@@ -1,4 +1,4 @@
--- Holders with an unexpired slot of key $1 at $2, in code-point order.
+-- Holders with an unexpired slot of key :key at :now, in code-point order.
 SELECT holder FROM {schema}.lease_slots
-WHERE key = $1 AND expires_at_ms > $2
+WHERE key = :key AND expires_at_ms > :now
 ORDER BY holder COLLATE "C"

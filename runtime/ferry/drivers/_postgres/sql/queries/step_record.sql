@@ -1,17 +1,18 @@
--- Record step $4 of run $1 if worker $2 still holds it at $3; answers whether it holds it
--- (a step already recorded is kept: replaying a record is not an error).
+-- Record step :name of run :job_id if :worker_id still holds it at :now; answers a row
+-- when it holds it (a step already recorded is kept: replaying a record is not an error).
 -- FOR SHARE waits out a concurrent takeover and re-reads the row, so a run reclaimed by
 -- another worker mid-statement fails the fence instead of accepting a stale write.
 WITH held AS (
     SELECT id
     FROM {schema}.jobs
-    WHERE id = $1 AND state = 'running' AND locked_by = $2 AND lease_expires_at_ms > $3
+    WHERE id = :job_id AND state = 'running' AND locked_by = :worker_id
+      AND lease_expires_at_ms > :now
     FOR SHARE
 ),
 recorded AS (
     INSERT INTO {schema}.steps (job_id, name, kind, result, started_at_ms, finished_at_ms, wake_at_ms)
-    SELECT id, $4, $5, $6::text::jsonb, $7, $8, $9
+    SELECT id, :name, :kind, :result::text::jsonb, :started_at_ms, :finished_at_ms, :wake_at_ms
     FROM held
     ON CONFLICT (job_id, name) DO NOTHING
 )
-SELECT EXISTS (SELECT FROM held)
+SELECT true AS held FROM held

@@ -1,10 +1,8 @@
--- Write runs moved from another store, with their steps, in one statement: $1..$18 are
--- parallel arrays, one element per run (keys distinct); $19..$25 parallel arrays, one
--- element per step, each naming its run by idempotency key, in the order they ran; $26 is
--- now. A key that already has a run is skipped (transfer_existing judges it).
--- Answers the runs it wrote. The caller runs this and transfer_existing in one
--- transaction, so a run and its steps commit together: a worker never claims a moved run
--- without the steps it must replay.
+-- Write runs moved from another store (:runs, a JSON array of objects, keys distinct; each
+-- payload as JSON text) in the state, attempts, error, instants and progress they carry;
+-- :now is now. A key that already has a run is skipped (transfer_existing judges it).
+-- Answers the runs it wrote; the caller writes their steps (transfer_import_steps) in the
+-- same transaction, so a worker never claims a moved run without the steps it must replay.
 WITH inserted AS (
     INSERT INTO {schema}.jobs (
         name, queue, payload, idempotency_key, state, attempts, max_attempts, priority,
@@ -14,36 +12,23 @@ WITH inserted AS (
     SELECT r.name, r.queue, r.payload::jsonb, r.idempotency_key, r.state, r.attempts,
            r.max_attempts, r.priority, r.run_at_ms, r.tenant, r.actor, r.concurrency_key,
            r.last_error_code, r.last_error_message, r.progress_current, r.progress_total,
-           r.created_at_ms, r.finished_at_ms, $26
-    FROM unnest(
-        $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],
-        $7::integer[], $8::integer[], $9::bigint[], $10::text[], $11::text[], $12::text[],
-        $13::text[], $14::text[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[]
-    ) AS r(
-        name, queue, payload, idempotency_key, state, attempts, max_attempts, priority,
-        run_at_ms, tenant, actor, concurrency_key, last_error_code, last_error_message,
-        progress_current, progress_total, created_at_ms, finished_at_ms
+           r.created_at_ms, r.finished_at_ms, :now
+    FROM jsonb_to_recordset(:runs::text::jsonb) AS r(
+        name text, queue text, payload text, idempotency_key text, state text,
+        attempts integer, max_attempts integer, priority integer, run_at_ms bigint,
+        tenant text, actor text, concurrency_key text, last_error_code text,
+        last_error_message text, progress_current bigint, progress_total bigint,
+        created_at_ms bigint, finished_at_ms bigint
     )
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id, idempotency_key, state, queue, run_at_ms
 ),
--- Runs whether or not the final SELECT reads it (a data-modifying WITH always completes).
-steps_written AS (
-    INSERT INTO {schema}.steps (job_id, name, kind, result, started_at_ms, finished_at_ms, wake_at_ms)
-    SELECT i.id, s.name, s.kind, s.result::jsonb, s.started_at_ms, s.finished_at_ms, s.wake_at_ms
-    FROM unnest(
-        $19::text[], $20::text[], $21::text[], $22::text[], $23::bigint[], $24::bigint[],
-        $25::bigint[]
-    ) WITH ORDINALITY AS s(run_key, name, kind, result, started_at_ms, finished_at_ms,
-                           wake_at_ms, ord)
-    JOIN inserted AS i ON i.idempotency_key = s.run_key
-    ORDER BY s.ord  -- steps.seq follows the order they ran
-),
 -- Delivered on commit, as an enqueue's: idle workers of queues given a due run wake now.
 notified AS (
     SELECT pg_notify({channel}, due.queue)
-    FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'queued' AND run_at_ms <= $26) AS due
+    FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'queued' AND run_at_ms <= :now)
+         AS due
 )
-SELECT idempotency_key, id::text AS id,
+SELECT id::text AS id, idempotency_key, state, run_at_ms,
        (SELECT count(*) FROM notified) AS notified  -- reading `notified` is what runs it
 FROM inserted

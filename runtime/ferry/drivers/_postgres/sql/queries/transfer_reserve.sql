@@ -1,42 +1,43 @@
--- Reserve up to $3 runs for drain $1 moving them to store $2 (see RunTransfer.reserve):
--- they turn `moving`, which the claim never reads, with no lease to lapse. $4 restricts
--- queues (NULL: any), $5 also takes dead runs, $6 is now. Their steps are read after
--- (step_load): a moving run records none, so the two reads cannot disagree.
+-- Reserve up to :limit runs for drain :drain_id moving them to store :target (see
+-- RunTransfer.reserve): they turn `moving`, which the claim never reads, with no lease to
+-- lapse. :queues restricts queues (NULL: any), :include_dead also takes dead runs, :now is
+-- now. Their steps are read after (step_load): a moving run records none, so the two reads
+-- cannot disagree.
 -- Taken in this order: runs an earlier drain left `moving` to the same store, then queued
 -- runs in claim order, then dead ones. Each branch is its own ordered index scan
--- (jobs_moving, jobs_claim_order, jobs_dead_order) that stops after $3 rows; the lock is
--- taken on the outer scan, which re-checks the state on the row's newest version, so a run
--- a worker claimed (or another drain reserved) in between is skipped, never taken twice.
+-- (jobs_moving, jobs_claim_order, jobs_dead_order) that stops after :limit rows; the lock
+-- is taken on the outer scan, which re-checks the state on the row's newest version, so a
+-- run a worker claimed (or another drain reserved) in between is skipped, never taken twice.
 WITH candidates AS (
     (SELECT id, 0 AS rank FROM {schema}.jobs
-     WHERE state = 'moving' AND moving_to = $2 AND locked_by <> $1
-     ORDER BY moving_to, id LIMIT $3)
+     WHERE state = 'moving' AND moving_to = :target AND locked_by <> :drain_id
+     ORDER BY moving_to, id LIMIT :limit)
     UNION ALL
     (SELECT id, 1 FROM {schema}.jobs
-     WHERE state = 'queued' AND ($4::text[] IS NULL OR queue = ANY ($4::text[]))
-     ORDER BY priority DESC, run_at_ms, id LIMIT $3)
+     WHERE state = 'queued' AND (:queues::text[] IS NULL OR queue = ANY (:queues::text[]))
+     ORDER BY priority DESC, run_at_ms, id LIMIT :limit)
     UNION ALL
     (SELECT id, 2 FROM {schema}.jobs
-     WHERE $5::boolean AND state = 'dead' AND ($4::text[] IS NULL OR queue = ANY ($4::text[]))
-     ORDER BY finished_at_ms, id LIMIT $3)
+     WHERE :include_dead::boolean AND state = 'dead' AND (:queues::text[] IS NULL OR queue = ANY (:queues::text[]))
+     ORDER BY finished_at_ms, id LIMIT :limit)
 ),
 picked AS (
     SELECT j.id
     FROM {schema}.jobs AS j
-    JOIN (SELECT id, rank FROM candidates ORDER BY rank, id LIMIT $3) AS c ON c.id = j.id
-    WHERE (j.state = 'moving' AND j.moving_to = $2 AND j.locked_by <> $1)
-       OR (j.state = 'queued' AND ($4::text[] IS NULL OR j.queue = ANY ($4::text[])))
-       OR ($5::boolean AND j.state = 'dead' AND ($4::text[] IS NULL OR j.queue = ANY ($4::text[])))
+    JOIN (SELECT id, rank FROM candidates ORDER BY rank, id LIMIT :limit) AS c ON c.id = j.id
+    WHERE (j.state = 'moving' AND j.moving_to = :target AND j.locked_by <> :drain_id)
+       OR (j.state = 'queued' AND (:queues::text[] IS NULL OR j.queue = ANY (:queues::text[])))
+       OR (:include_dead::boolean AND j.state = 'dead' AND (:queues::text[] IS NULL OR j.queue = ANY (:queues::text[])))
     FOR UPDATE OF j SKIP LOCKED
 ),
 reserved AS (
     UPDATE {schema}.jobs AS j
     SET moving_from = CASE WHEN j.state = 'moving' THEN j.moving_from ELSE j.state END,
         state = 'moving',
-        moving_to = $2,
-        locked_by = $1,
+        moving_to = :target,
+        locked_by = :drain_id,
         lease_expires_at_ms = NULL,
-        updated_at_ms = $6
+        updated_at_ms = :now
     FROM picked
     WHERE j.id = picked.id
     RETURNING j.*

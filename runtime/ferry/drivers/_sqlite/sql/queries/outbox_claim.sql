@@ -1,7 +1,7 @@
--- Lease up to :limit unpublished entries to :relay_id until :lease_until: rows never
--- claimed, and rows whose lease lapsed by :now (a crashed relay, a failed publish).
+-- Lease up to :limit unpublished entries to :relay_id until :until: rows never claimed,
+-- and rows whose lease lapsed by :now (a crashed relay, a failed publish).
 UPDATE ferry_outbox
-SET claimed_by = :relay_id, lease_expires_at_ms = :lease_until, attempts = attempts + 1
+SET claimed_by = :relay_id, lease_expires_at_ms = :until, attempts = attempts + 1
 WHERE id IN (
     SELECT id
     FROM ferry_outbox
@@ -10,4 +10,4 @@ WHERE id IN (
     ORDER BY id
     LIMIT :limit
 )
-RETURNING id AS pk, CAST(id AS TEXT) AS id, type, payload, attempts, created_at_ms
+RETURNING id, type, payload, attempts, created_at_ms

@@ -1,5 +1,5 @@
 -- Delete up to :batch completed or cancelled runs finished before :before, oldest first
--- (ferry_jobs_prune_order); their steps go with them (ON DELETE CASCADE).
+-- (ferry_jobs_prune_order); their steps go with them (ON DELETE CASCADE); a row per run deleted.
 DELETE FROM ferry_jobs
 WHERE id IN (
     SELECT id FROM ferry_jobs
@@ -7,3 +7,4 @@ WHERE id IN (
     ORDER BY finished_at_ms
     LIMIT :batch
 )
+RETURNING 1

@@ -1,4 +1,5 @@
--- Delete up to :batch dead runs finished before :before, oldest first (ferry_jobs_dead_order).
+-- Delete up to :batch dead runs finished before :before, oldest first
+-- (ferry_jobs_dead_order); a row per run deleted.
 DELETE FROM ferry_jobs
 WHERE id IN (
     SELECT id FROM ferry_jobs
@@ -6,3 +7,4 @@ WHERE id IN (
     ORDER BY finished_at_ms
     LIMIT :batch
 )
+RETURNING 1

@@ -1,8 +1,8 @@
--- Write runs moved from another store (:batch, a JSON array of objects, keys distinct) in
+-- Write runs moved from another store (:runs, a JSON array of objects, keys distinct) in
 -- the state, attempts, error, instants and progress they carry; :now is now. A key that
 -- already has a run is skipped (transfer_existing judges it). Answers the runs it wrote;
--- the caller writes their steps (step_record) in the same transaction, so a worker never
--- claims a moved run without the steps it must replay.
+-- the caller writes their steps (transfer_import_steps) in the same transaction, so a
+-- worker never claims a moved run without the steps it must replay.
 INSERT INTO ferry_jobs (
     name, queue, payload, idempotency_key, state, attempts, max_attempts, priority,
     run_at_ms, tenant, actor, concurrency_key, last_error_code, last_error_message,
@@ -19,7 +19,7 @@ SELECT json_extract(r.value, '$.name'), json_extract(r.value, '$.queue'),
        json_extract(r.value, '$.progress_current'), json_extract(r.value, '$.progress_total'),
        json_extract(r.value, '$.created_at_ms'), json_extract(r.value, '$.finished_at_ms'),
        :now
-FROM json_each(:batch) AS r
+FROM json_each(:runs) AS r
 WHERE true  -- an INSERT … SELECT needs a WHERE before ON CONFLICT (SQLite's parser)
 ON CONFLICT (idempotency_key) DO NOTHING
 RETURNING CAST(id AS TEXT) AS id, idempotency_key, state, queue, run_at_ms

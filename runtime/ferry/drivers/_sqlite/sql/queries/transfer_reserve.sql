@@ -2,7 +2,7 @@
 -- RunTransfer.reserve): they turn `moving`, which the claim never reads, with no lease to
 -- lapse. :queues (a JSON array; NULL: any) restricts queues, :include_dead also takes dead
 -- runs, :now is now. One UPDATE … RETURNING under the write lock, so a run a worker is
--- claiming cannot be taken as well; the steps are read after it, in the same transaction.
+-- claiming cannot be taken as well; the steps are read after it (a moving run records none).
 -- Taken in this order: runs an earlier drain left `moving` to the same store, then queued
 -- runs in claim order, then dead ones by when they died. Each arm is an ordered walk of its
 -- own index (ferry_jobs_moving, ferry_jobs_claim_order — whose term the queued arm
@@ -42,7 +42,7 @@ WHERE id IN (
     ORDER BY arm, o1, o2, o3
     LIMIT :limit
 )
-RETURNING id AS pk, CAST(id AS TEXT) AS id, name, queue, payload, idempotency_key,
+RETURNING CAST(id AS TEXT) AS id, name, queue, payload, idempotency_key,
           moving_from, attempts, max_attempts, priority, run_at_ms, tenant, actor,
           concurrency_key, last_error_code, last_error_message, progress_current,
           progress_total, created_at_ms, finished_at_ms

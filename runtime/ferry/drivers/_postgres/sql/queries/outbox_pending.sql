@@ -1,2 +1,0 @@
--- How many entries are not yet published.
-SELECT count(*) FROM {schema}.outbox WHERE published_at_ms IS NULL

@@ -1,6 +1,0 @@
--- The steps of runs :ids (a JSON array), each run's in the order they ran.
-SELECT CAST(job_id AS TEXT) AS job_id, name, kind, result, started_at_ms, finished_at_ms,
-       wake_at_ms
-FROM ferry_steps
-WHERE job_id IN (SELECT value FROM json_each(:ids))
-ORDER BY job_id, started_at_ms, rowid

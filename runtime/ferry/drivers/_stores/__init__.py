@@ -1,0 +1,9 @@
+"""The stores of the SQL drivers, written once over named statements.
+
+Postgres and SQLite keep the same tables with the same columns, so every store that is a
+statement per operation (leases, records, slots, steps, the outbox's relay side,
+introspection, transfer, prune) is Python here, over a driver's ``Statements``: the
+statement is called by name with named parameters, and each driver keeps only the text
+where the dialects differ (``_postgres/sql/queries``, ``_sqlite/sql/queries``; the text
+they agree on is in ``sql/`` here, each statement in one place).
+"""

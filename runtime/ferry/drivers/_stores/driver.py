@@ -1,0 +1,83 @@
+"""What the Postgres and SQLite drivers share above their statements: the clock and the
+payload limit, the ledger's calls, and every store written once in ``ferry.drivers._stores``.
+
+Each driver keeps what is its own: its connections, the wake, how an enqueue or an outbox
+append joins the application's transaction, and the claim/settle path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from ferry._clock import Clock
+from ferry._payload import payload_limit
+from ferry.drivers._ledger import LedgerState, Migration
+from ferry.drivers._stores.introspect import SqlIntrospection
+from ferry.drivers._stores.prune import prune
+from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
+from ferry.drivers._stores.slots import SqlSlotStore
+from ferry.drivers._stores.statements import Statements
+from ferry.drivers._stores.steps import SqlStepStore
+from ferry.drivers._stores.transfer import SqlTransfer
+from ferry.drivers.protocol import PruneReport, QueueStats, RetentionPolicy
+from ferry.drivers.settle import DerivedCalls
+
+
+class Database(Statements, Protocol):
+    """A SQL driver's store: its statements, and its migration ledger."""
+
+    async def migrate(self) -> list[Migration]: ...
+
+    async def inspect(self) -> tuple[str, LedgerState]: ...
+
+
+class SqlJobDriver(DerivedCalls):
+    """The part of a SQL driver written once; ``woke`` wakes this process's idle workers
+    when a store puts a run back due (Postgres: its statements notify instead)."""
+
+    def __init__(
+        self, database: Database, *, clock: Clock, max_payload_bytes: int, woke: Callable[[], None]
+    ) -> None:
+        self._store = database
+        self._clock = clock
+        self._max_payload_bytes = payload_limit(max_payload_bytes)
+        self._steps = SqlStepStore(database)
+        # The capabilities it offers (``ferry.drivers.capabilities``): all of them (the
+        # outbox is each driver's own: it joins the application's transaction).
+        self.slots = SqlSlotStore(database)
+        self.leases = SqlLeaseStore(database)
+        self.records = SqlRecordStore(database)
+        self.introspect = SqlIntrospection(database, woke)
+        self.transfer = SqlTransfer(database, woke)
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @property
+    def max_payload_bytes(self) -> int:
+        return self._max_payload_bytes
+
+    @property
+    def steps(self) -> SqlStepStore:
+        return self._steps
+
+    async def open(self) -> None:
+        """Connect (SQLite: open the file, creating it) and apply pending migrations; every
+        other method does this first."""
+        await self._store.open()
+
+    async def migrate(self) -> list[int]:
+        """Apply pending migrations now; answers the versions this call applied."""
+        return [migration.version for migration in await self._store.migrate()]
+
+    async def inspect(self) -> tuple[str, LedgerState]:
+        """The database and its judged ledger, changing nothing (``ferry doctor``)."""
+        return await self._store.inspect()
+
+    async def stats(self) -> list[QueueStats]:
+        return await self.introspect.stats()
+
+    async def prune(self, policy: RetentionPolicy) -> PruneReport:
+        return await prune(self._store, policy)

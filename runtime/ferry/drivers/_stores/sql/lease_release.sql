@@ -1,0 +1,2 @@
+-- Lapse lease :name if :holder has it; the row (and its term) stays for the next taker.
+UPDATE {schema}.leases SET expires_at_ms = 0 WHERE name = :name AND holder = :holder
