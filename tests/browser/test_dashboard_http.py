@@ -165,22 +165,12 @@ async def test_the_runs_page_reads_one_index_page_with_100k_runs_in_the_table(
         )
         await connection.execute(f'ANALYZE "{pg_schema}".jobs')
         queries = Queries(pg_schema)  # the driver's own statement, as the page runs it
-        plan = "\n".join(
-            row[0]
-            for row in await connection.fetch(
-                "EXPLAIN " + queries["runs_list"],
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                50,
-                False,
-                0,
-            )
+        sql, arguments = queries.bind(
+            "runs_list",
+            dict.fromkeys(("queue", "name", "state", "tenant", "created_after", "created_before"))
+            | {"before_id": None, "limit": 50, "lease_expired": False, "now": 0},
         )
+        plan = "\n".join(row[0] for row in await connection.fetch("EXPLAIN " + sql, *arguments))
     finally:
         await connection.close()
     assert "Index Scan Backward" in plan and "Sort" not in plan, plan
