@@ -34,7 +34,6 @@ from ferry.drivers.settle import SettleFields
 __all__ = [
     "Row",
     "array_columns",
-    "enqueue_columns",
     "from_json_text",
     "job_error_of",
     "json_text",
@@ -46,6 +45,7 @@ __all__ = [
     "run_pk",
     "step_columns",
     "step_of",
+    "stored_columns",
 ]
 
 _BIGINT_MAX = 2**63 - 1
@@ -191,19 +191,53 @@ def queue_stats_of(rows: Iterable[Row]) -> list[QueueStats]:
     ]
 
 
-_ENQUEUED = tuple(
-    f.name for f in fields(EnqueueRequest) if f.name not in ("connection", "payload_json")
-)
+def _payload(value: Any) -> dict[str, Any]:
+    given = getattr(value, "payload_json", None)  # an enqueue's, serialised once by the facade
+    return {"payload": given if given is not None else json_text(value.payload)}
 
 
-def enqueue_columns(request: EnqueueRequest) -> dict[str, Any]:
-    """An enqueue request as the columns its run stores, by name, in the request's field
-    order: the order every driver's enqueue takes them (Postgres: an array each; SQLite: a
-    JSON object per run; Redis: ARGV). The one mapping of a request to its run: a new
-    column is a field on ``EnqueueRequest`` and the column in the SQL/Lua."""
-    columns = {name: getattr(request, name) for name in _ENQUEUED}
-    if request.payload_json is not None:  # serialised once by the facade, stored as written
-        columns["payload"] = request.payload_json
-    else:
-        columns["payload"] = json_text(request.payload)
+def _last_error(value: Any) -> dict[str, Any]:
+    error = value.last_error
+    return {
+        "last_error_code": error.code if error is not None else None,
+        "last_error_message": error.message if error is not None else None,
+    }
+
+
+def _progress(value: Any) -> dict[str, Any]:
+    current, total = progress_columns(value.progress)
+    return {"progress_current": current, "progress_total": total}
+
+
+_WRITE: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "payload": _payload,
+    "last_error": _last_error,
+    "progress": _progress,
+}
+"""How a value's field is stored, where that is not the column of its name: ``_READ``
+backwards (``payload`` as JSON text, ``last_error`` and ``progress`` two columns each)."""
+
+_NOT_STORED = frozenset({"id", "steps", "connection", "payload_json"})
+"""Fields that are no column of the run: its id (the store gives it), a moved run's
+steps (their own rows), a request's transaction and its payload's text (``payload``)."""
+
+_STORED: dict[type[Any], tuple[str, ...]] = {}
+
+
+def stored_columns(value: EnqueueRequest | MovedRun) -> dict[str, Any]:
+    """A run's value as the columns that store it — ``run_of`` backwards — by the value's
+    own field names, in their order: the order every driver's enqueue and import take
+    them (Postgres: an array each; SQLite: a JSON object per run; Redis: script
+    arguments). The one mapping of an ``EnqueueRequest`` and of a ``MovedRun`` to a stored
+    row: a new column is a field on the value type and the column in the SQL/Lua."""
+    kind = type(value)
+    names = _STORED.get(kind)
+    if names is None:
+        names = _STORED[kind] = tuple(f.name for f in fields(kind) if f.name not in _NOT_STORED)
+    columns: dict[str, Any] = {}
+    for name in names:
+        if name in _WRITE:
+            columns.update(_WRITE[name](value))
+        else:
+            columns[name] = getattr(value, name)
     return columns

@@ -1,40 +1,13 @@
-"""What the drivers' ``RunTransfer`` share: a moved run as the columns it stores, the
-judgement of a key's holder, and the answer for a run offered twice in one import."""
+"""What the drivers' ``RunTransfer`` share: the judgement of a key's holder, and the
+answer for a run offered twice in one import (a moved run's columns are
+``_columns.stored_columns``)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
 
-from ferry.drivers._columns import Row, from_json_text, json_text
+from ferry.drivers._columns import Row, from_json_text
 from ferry.drivers.protocol import ImportResult, MovedRun
-
-
-def moved_columns(run: MovedRun) -> dict[str, Any]:
-    """A moved run as the columns an import writes, by name, in the order every driver's
-    import takes them (SQL: a JSON object per run; Redis: ARGV), its payload as JSON text.
-    The one mapping of a moved run to its stored row (its steps travel beside it)."""
-    error, progress = run.last_error, run.progress
-    return {
-        "name": run.name,
-        "queue": run.queue,
-        "payload": json_text(run.payload),
-        "idempotency_key": run.idempotency_key,
-        "state": run.state,
-        "attempts": run.attempts,
-        "max_attempts": run.max_attempts,
-        "priority": run.priority,
-        "run_at_ms": run.run_at_ms,
-        "tenant": run.tenant,
-        "actor": run.actor,
-        "concurrency_key": run.concurrency_key,
-        "last_error_code": error.code if error is not None else None,
-        "last_error_message": error.message if error is not None else None,
-        "progress_current": progress.current if progress is not None else None,
-        "progress_total": progress.total if progress is not None else None,
-        "created_at_ms": run.created_at_ms,
-        "finished_at_ms": run.finished_at_ms,
-    }
 
 
 def judged(holder: Row, run: MovedRun) -> ImportResult:

@@ -17,10 +17,10 @@ from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES
 from ferry.drivers._columns import (
     array_columns,
-    enqueue_columns,
     progress_columns,
     run_of,
     run_pk,
+    stored_columns,
 )
 from ferry.drivers._ledger import Migration
 from ferry.drivers._postgres.database import Database, Pool, joined
@@ -116,7 +116,7 @@ class PostgresJobDriver(SqlJobDriver):
         session = await self._session_for(requests)
         batch = EnqueueBatch(requests)
         while pending := batch.pending():
-            columns = array_columns(tuple(enqueue_columns(r).values()) for r in pending)
+            columns = array_columns(tuple(stored_columns(r).values()) for r in pending)
             written = await session.fetch(
                 self._db.queries["enqueue"], *columns, self._clock.now_ms()
             )

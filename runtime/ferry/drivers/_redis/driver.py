@@ -20,7 +20,7 @@ from redis.asyncio import Redis
 
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
-from ferry.drivers._columns import enqueue_columns, progress_columns, run_of
+from ferry.drivers._columns import progress_columns, run_of, stored_columns
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._redis.codec import columns_of, opt
 from ferry.drivers._redis.connection import Connection
@@ -162,7 +162,7 @@ class RedisJobDriver(DerivedCalls):
         )
         args: list[str | int] = [self._clock.now_ms(), len(requests)]
         for r in requests:
-            args += map(opt, enqueue_columns(r).values())
+            args += map(opt, stored_columns(r).values())
         answers = await self._connection.run("enqueue", *args)
         return [
             EnqueueResult(str(job_id), bool(deduplicated))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ferry._clock import Clock
-from ferry.drivers._columns import run_of
+from ferry.drivers._columns import run_of, stored_columns
 from ferry.drivers._redis.codec import (
     columns_of,
     opt,
@@ -21,7 +21,7 @@ from ferry.drivers._redis.codec import (
 )
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.keyspace import run_id
-from ferry.drivers._transfer import imported, judged, moved_columns
+from ferry.drivers._transfer import imported, judged
 from ferry.drivers.protocol import ImportResult, MovedRun
 
 _MOVED = (
@@ -97,7 +97,7 @@ def _known(job_ids: Sequence[str]) -> list[str]:
 
 def _import_args(run: MovedRun) -> list[str | int]:
     """One run as ``transfer_import``'s arguments: its columns, then its steps."""
-    args: list[str | int] = [*map(opt, moved_columns(run).values()), len(run.steps)]
+    args: list[str | int] = [*map(opt, stored_columns(run).values()), len(run.steps)]
     for step in run.steps:
         args += [step.name, step_document(step)]
     return args

@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ferry.drivers._columns import (
-    enqueue_columns,
     json_text,
     progress_columns,
     run_of,
     run_pk,
+    stored_columns,
 )
 from ferry.drivers._stores.enqueue import EnqueueBatch
 from ferry.drivers.protocol import (
@@ -170,4 +170,4 @@ def enqueue(
 
 def enqueue_parameters(requests: Sequence[EnqueueRequest], now_ms: int) -> dict[str, Any]:
     """``enqueue``'s parameters: the requests as a JSON array of their columns."""
-    return {"batch": json.dumps([enqueue_columns(r) for r in requests]), "now": now_ms}
+    return {"batch": json.dumps([stored_columns(r) for r in requests]), "now": now_ms}

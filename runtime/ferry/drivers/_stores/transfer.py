@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ferry.drivers._columns import Row, json_text, run_of, run_pk, step_of
+from ferry.drivers._columns import Row, json_text, run_of, run_pk, step_of, stored_columns
 from ferry.drivers._stores.statements import Plan, Statements
 from ferry.drivers._stores.steps import step_parameters
-from ferry.drivers._transfer import imported, judged, moved_columns
+from ferry.drivers._transfer import imported, judged
 from ferry.drivers.protocol import ImportResult, MovedRun, StepRecord
 
 
@@ -91,7 +91,7 @@ def _imported(runs: list[MovedRun], now: int) -> Plan[tuple[dict[str, ImportResu
     while pending:
         rows = yield (
             "transfer_import",
-            {"runs": json_text(list(map(moved_columns, pending))), "now": now},
+            {"runs": json_text(list(map(stored_columns, pending))), "now": now},
         )
         written = {row["idempotency_key"]: row for row in rows}
         due = due or any(r["state"] == "queued" and r["run_at_ms"] <= now for r in rows)

@@ -1,5 +1,5 @@
 -- Write a batch of runs; a key that already has a run resolves to it instead.
--- ARGV: now, count, then 10 per request, each an opt (`_columns.enqueue_columns`): name,
+-- ARGV: now, count, then 10 per request, each an opt (`_columns.stored_columns`): name,
 -- queue, payload (JSON text), idempotency key, max_attempts, run_at (absent: now),
 -- tenant, actor, concurrency key, priority. Answers id, deduplicated (1/0) per request,
 -- in order.

@@ -1,5 +1,5 @@
 -- Write runs as a drain carries them (see RunTransfer.import_runs), at ARGV[1] (now):
--- ARGV[2] runs, each as 18 opts (`_transfer.moved_columns`: name, queue, payload, key,
+-- ARGV[2] runs, each as 18 opts (`_columns.stored_columns`: name, queue, payload, key,
 -- state, attempts, max_attempts, priority, run_at, tenant, actor, concurrency key, error
 -- code, error message, progress current, total, created, finished), then its step count
 -- and (name, document) pairs in the order they ran.
