@@ -34,7 +34,7 @@ from ferry._aio import first_of
 from ferry._identity import new_worker_id
 from ferry._jobs.declaration import JobHandle, declared_jobs
 from ferry._jobs.definition import JobDefinition
-from ferry._jobs.execute import execute_job, unenforceable
+from ferry._jobs.execute import DEFAULT_TIMEOUT_GRACE_MS, Execution, unenforceable
 from ferry._jobs.facade import current_job_driver
 from ferry._jobs.heartbeat import LeaseKeeper
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
@@ -98,10 +98,12 @@ class JobWorker:
         self.signal = AbortSignal()
         self._drain = Drain(self.worker_id, self.signal, drain_seconds)
         self._stats_interval_ms = stats_interval_ms
-        self._held: dict[asyncio.Task[Any], ClaimedJob] = {}
-        """Every run not yet settled (its body may have ended): what a drain waits for."""
-        self._bodies: dict[str, asyncio.Task[Any]] = {}
-        """Runs whose body has not ended, by id: what counts against ``concurrency``."""
+        self._held: dict[asyncio.Future[ExecutionReport], Execution] = {}
+        """Every attempt not yet settled, by its report (its body may have ended): what a
+        drain waits for."""
+        self._bodies: dict[str, Execution] = {}
+        """Attempts whose body has not ended, by run id: what counts against
+        ``concurrency``."""
         self._settles = SettleQueue(on_submit=self._body_ended)
         self._due = DueInstants()
         self._nudge = asyncio.Event()
@@ -170,9 +172,9 @@ class JobWorker:
         if free <= 0:
             return 0
         claimed = await self.driver.claim(self._claim_options(free))
-        tasks = [self._spawn(run) for run in claimed]
-        while not all(task.done() for task in tasks):
-            await first_of(asyncio.wait(tasks), self._settles.arrived.wait())
+        reports = [self._spawn(run) for run in claimed]
+        while not all(report.done() for report in reports):
+            await first_of(asyncio.wait(reports), self._settles.arrived.wait())
             await self._settles.flush(self.driver.settle_many)
         return len(claimed)
 
@@ -238,8 +240,9 @@ class JobWorker:
     async def _wind_down(self) -> None:
         # The round-trip loop claims no more but keeps settling what the held runs submit.
         held = dict(self._held)
-        for task in await self._drain.wait_for(list(held)):
-            self._report_abandoned(held[task])
+        for report in await self._drain.wait_for(list(held)):
+            held[report].abandon()
+            self._report_abandoned(held[report].claimed)
         if self._loop is not None:
             # Whatever ended the loop, it is over once nothing is held or waits to settle.
             await asyncio.gather(self._loop, return_exceptions=True)
@@ -389,44 +392,47 @@ class JobWorker:
             limits=self._limits,
         )
 
-    def _spawn(self, run: ClaimedJob) -> asyncio.Task[Any]:
-        task = asyncio.create_task(
-            execute_job(
-                run,
-                driver=self.driver,
-                worker_id=self.worker_id,
-                lease_ms=self.lease_ms,
-                parent_signal=self.signal,
-                observer=self.observer,
-                resolve=self._by_name.get,
-                settler=self._settles,
-                caps=self.caps,
-                leases=self._keeper,
-            ),
-            name=f"ferry-run-{run.id}",
+    def _spawn(self, run: ClaimedJob) -> asyncio.Future[ExecutionReport]:
+        execution = Execution(
+            run,
+            driver=self.driver,
+            settler=self._settles,
+            worker_id=self.worker_id,
+            lease_ms=self.lease_ms,
+            parent_signal=self.signal,
+            observer=self.observer,
+            timeout_grace_ms=DEFAULT_TIMEOUT_GRACE_MS,
+            keeper=self._keeper_or_fail(),
+            caps=self.caps,
         )
-        self._held[task] = run
-        self._bodies[run.id] = task
+        report = execution.start(self._by_name.get(run.name))
+        self._held[report] = execution
+        self._bodies[run.id] = execution
         self._set_in_flight()
-        task.add_done_callback(self._finished)
-        return task
+        report.add_done_callback(self._finished)
+        return report
+
+    def _keeper_or_fail(self) -> LeaseKeeper:
+        assert self._keeper is not None, "the worker is prepared before it claims"
+        return self._keeper
 
     def _body_ended(self, job_id: str) -> None:
         """A run submitted its verdict: its body is over, so its capacity is free now."""
         self._bodies.pop(job_id, None)
         self._nudge.set()
 
-    def _finished(self, task: asyncio.Task[Any]) -> None:
-        run = self._held.pop(task, None)
+    def _finished(self, report: asyncio.Future[ExecutionReport]) -> None:
+        execution = self._held.pop(report, None)
         self._nudge.set()
-        if run is not None and self._bodies.get(run.id) is task:
+        run = execution.claimed if execution is not None else None
+        if run is not None and self._bodies.get(run.id) is execution:
             del self._bodies[run.id]  # ended without a verdict (lease lost, abandoned)
         self._set_in_flight()
-        if not task.cancelled() and task.exception() is not None:
+        if not report.cancelled() and report.exception() is not None:
             logger.error(
                 "jobs.worker.execution-crashed",
                 extra={"job_id": run.id if run else None, "worker_id": self.worker_id},
-                exc_info=task.exception(),
+                exc_info=report.exception(),
             )
 
     def _set_in_flight(self) -> None:

@@ -107,12 +107,13 @@ def summary_of(row: Row) -> RunSummary:
 
 
 def claimed_of(row: Row, *, slot_held: bool) -> ClaimedJob:
-    """A claimed ``jobs`` row (``id`` and ``payload`` as text) as the worker gets it."""
+    """A claimed ``jobs`` row (``id`` and ``payload`` as text) as the worker gets it (the
+    payload's text is handed over as it is: the worker validates it without decoding)."""
     return ClaimedJob(
         id=row["id"],
         name=row["name"],
         queue=row["queue"],
-        payload=from_json_text(row["payload"]),
+        payload_json=row["payload"],
         idempotency_key=row["idempotency_key"],
         attempt=row["attempts"],
         max_attempts=row["max_attempts"],

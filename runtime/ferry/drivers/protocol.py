@@ -17,6 +17,7 @@ lapses, and the next claim counts a new attempt — exactly the at-least-once co
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -109,25 +110,114 @@ class ClaimOptions:
     ``LeaseStore`` ignores it (and the worker refuses such jobs before claiming)."""
 
 
-@dataclass(frozen=True, slots=True)
 class ClaimedJob:
-    """A run leased to one worker until ``lease_expires_at_ms``; ``attempt`` is 1-based."""
+    """A run leased to one worker until ``lease_expires_at_ms``; ``attempt`` is 1-based.
 
-    id: str
-    name: str
-    queue: str
-    payload: JsonValue
-    idempotency_key: str
-    attempt: int
-    max_attempts: int
-    tenant: str | None
-    actor: str | None
-    concurrency_key: str | None
-    run_at_ms: int
-    created_at_ms: int
-    lease_expires_at_ms: int
-    slot_held: bool = False
-    """The claim already took the run's concurrency slot (so execution need not)."""
+    One is built per claimed run on the worker's hot path, so it is a plain slotted class
+    (a frozen dataclass pays an ``object.__setattr__`` per field), and a store that keeps
+    payloads as JSON text hands that text over as ``payload_json`` instead of decoding it:
+    the worker validates the text itself (pydantic's ``model_validate_json``), and
+    ``payload`` decodes it only when something reads it. Give ``payload`` or
+    ``payload_json``; runs compare equal field by field.
+    """
+
+    __slots__ = (
+        "_payload",
+        "actor",
+        "attempt",
+        "concurrency_key",
+        "created_at_ms",
+        "id",
+        "idempotency_key",
+        "lease_expires_at_ms",
+        "max_attempts",
+        "name",
+        "payload_json",
+        "queue",
+        "run_at_ms",
+        "slot_held",
+        "tenant",
+    )
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        name: str,
+        queue: str,
+        idempotency_key: str,
+        attempt: int,
+        max_attempts: int,
+        tenant: str | None,
+        actor: str | None,
+        concurrency_key: str | None,
+        run_at_ms: int,
+        created_at_ms: int,
+        lease_expires_at_ms: int,
+        payload: JsonValue = None,
+        payload_json: str | None = None,
+        slot_held: bool = False,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.queue = queue
+        self._payload = _UNDECODED if payload_json is not None else payload
+        self.payload_json = payload_json
+        """The payload as the store's JSON text; ``None`` when the store holds values."""
+        self.idempotency_key = idempotency_key
+        self.attempt = attempt
+        self.max_attempts = max_attempts
+        self.tenant = tenant
+        self.actor = actor
+        self.concurrency_key = concurrency_key
+        self.run_at_ms = run_at_ms
+        self.created_at_ms = created_at_ms
+        self.lease_expires_at_ms = lease_expires_at_ms
+        self.slot_held = slot_held
+        """The claim already took the run's concurrency slot (so execution need not)."""
+
+    @property
+    def payload(self) -> JsonValue:
+        """The run's input as stored (decoded from ``payload_json`` on first read)."""
+        if self._payload is _UNDECODED:
+            assert self.payload_json is not None
+            self._payload = json.loads(self.payload_json)
+        return self._payload
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (
+            self.id,
+            self.name,
+            self.queue,
+            self.payload,
+            self.idempotency_key,
+            self.attempt,
+            self.max_attempts,
+            self.tenant,
+            self.actor,
+            self.concurrency_key,
+            self.run_at_ms,
+            self.created_at_ms,
+            self.lease_expires_at_ms,
+            self.slot_held,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClaimedJob):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable in principle: compared, never hashed
+
+    def __repr__(self) -> str:
+        return (
+            f"ClaimedJob(id={self.id!r}, name={self.name!r}, queue={self.queue!r}, "
+            f"attempt={self.attempt}, max_attempts={self.max_attempts})"
+        )
+
+
+_UNDECODED: Any = object()
+"""``ClaimedJob._payload`` before ``payload_json`` is decoded."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,6 @@ from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._columns import (
     array_columns,
-    claimed_of,
     json_text,
     progress_columns,
     run_pk,
@@ -261,13 +260,15 @@ class PostgresJobDriver(DerivedCalls):
             list(options.names) if options is not None and options.names is not None else None,
             *keyed,
         )
-        landed = {row["pk"] for row in rows if not row["claimed"]}
+        *claimed_rows, last = rows
+        landed = set(last["landed"])
+        lease_expires_at_ms = now + options.lease_ms if options is not None else 0
         return (
             [
                 pk is not None and pk in landed and first
                 for pk, first in zip(pks, firsts, strict=True)
             ],
-            [claimed_of(row, slot_held=row["slot_held"]) for row in rows if row["claimed"]],
+            [_claimed(row, lease_expires_at_ms) for row in claimed_rows],
         )
 
     async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
@@ -345,6 +346,29 @@ class PostgresJobDriver(DerivedCalls):
 _SETTLE_COLUMNS = 12
 _NO_SETTLES: list[list[Any]] = [[] for _ in range(_SETTLE_COLUMNS)]
 """The settle arrays of a round trip that settles nothing."""
+
+
+def _claimed(row: asyncpg.Record, lease_expires_at_ms: int) -> ClaimedJob:
+    """A row of ``_answer.sql`` (a run the round trip claimed) as the worker gets it; read
+    by position, the worker's hot path."""
+    (pk, name, queue, payload, key, attempts, max_attempts, tenant, actor, concurrency_key,
+     run_at_ms, created_at_ms, slot_held, _, _) = row  # fmt: skip
+    return ClaimedJob(
+        id=str(pk),
+        name=name,
+        queue=queue,
+        payload_json=payload,
+        idempotency_key=key,
+        attempt=attempts,
+        max_attempts=max_attempts,
+        tenant=tenant,
+        actor=actor,
+        concurrency_key=concurrency_key,
+        run_at_ms=run_at_ms,
+        created_at_ms=created_at_ms,
+        lease_expires_at_ms=lease_expires_at_ms,
+        slot_held=slot_held,
+    )
 
 
 def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
