@@ -20,9 +20,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 COPY pyproject.toml ./
 # The dependencies in a layer of their own, read off pyproject.toml: editing ferry's code
-# rebuilds from the next layer on and does not download them again.
+# rebuilds from the next layer on and does not download them again. The uvloop extra is in
+# (every role runs on uvloop; FERRY_EVENT_LOOP=asyncio turns it off).
 RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
-print('\n'.join(p['dependencies'] + p['optional-dependencies']['operator']))" >/tmp/requirements.txt \
+print('\n'.join(p['dependencies'] + p['optional-dependencies']['operator'] \
++ p['optional-dependencies']['uvloop']))" >/tmp/requirements.txt \
     && pip install -r /tmp/requirements.txt && rm /tmp/requirements.txt
 COPY README.md ./
 COPY runtime ./runtime

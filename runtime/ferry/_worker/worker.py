@@ -53,6 +53,9 @@ logger = logging.getLogger("ferry.worker")
 CLAIM_BACKOFF_MS = (100, 5_000)
 """First and largest pause after a failed claim (doubling in between)."""
 
+TRIPS_IN_FLIGHT = 2
+"""Round trips a worker keeps out at once, each on a connection of its own."""
+
 DEFAULT_STATS_INTERVAL_MS = 15_000
 """How often the queue-depth gauge is sampled from ``driver.stats()``."""
 
@@ -114,6 +117,16 @@ class JobWorker:
         self._loop: asyncio.Task[None] | None = None
         self._short = False
         """The last claim came back short: claim again only once woken."""
+        self._share = max(1, -(-concurrency // TRIPS_IN_FLIGHT))
+        """The most one trip claims: its share of the concurrency."""
+        self._trips = 0
+        """Round trips out now."""
+        self._reserved = 0
+        """Capacity the claims of the trips out now may fill."""
+        self._sending: set[asyncio.Task[None]] = set()
+        self._failures = 0
+        """Claims failed in a row (their backoff doubles)."""
+        self._backing_off = False
         self._background: list[asyncio.Task[None]] = []
         self._teardown: asyncio.Task[None] | None = None
         self._by_name: dict[str, JobDefinition[Any, Any]] = {}
@@ -281,41 +294,42 @@ class JobWorker:
         )
 
     async def _round_trips(self) -> None:
-        """Every round trip of the hot path, one at a time: the verdicts submitted since the
-        last one and the claim for the capacity free now, in one statement.
+        """Every round trip of the hot path: the verdicts submitted since the last one and
+        the claim for the capacity free now, in one statement, with up to
+        ``TRIPS_IN_FLIGHT`` of them out at once (each on a connection of its own).
 
-        One at a time, as large as the freed capacity: a round trip's fixed cost (waking the
-        server's backend and this process again) is most of its cost, so two half-size trips
-        in flight cost more than one — measured, on a 2-core machine, as more CPU per job and
-        fewer jobs per second. Bodies still run while a trip is out."""
+        With one trip out, the worker waits for the server and the server for the worker:
+        the next batch's claim goes out while the last batch's settle is still travelling.
+        A trip claims at most its share of the concurrency (``_share``), so the runs one
+        trip brings back free the capacity the next one claims; while a trip is out, a
+        second one goes only when it carries a share's worth (a round trip's fixed cost is
+        most of its cost), and a lone settle never waits for company when none is out."""
         wake = self.driver.wake()
-        failures = 0
         try:
             while True:
                 self._nudge.clear()  # what follows sees everything that nudged before this
                 stopping = self._stopping.is_set()
-                free = self.concurrency - len(self._bodies)
-                claiming = not stopping and free > 0 and (not self._short or self._settles.pending)
-                if not claiming and not self._settles.pending:
-                    if stopping and not self._held:
-                        return
-                    await self._idle(wake, free=free, stopping=stopping)
+                free = self.concurrency - len(self._bodies) - self._reserved
+                claim = (
+                    min(free, self._share)
+                    if not stopping
+                    and not self._backing_off
+                    and (not self._short or self._settles.pending)
+                    else 0
+                )
+                pending = self._settles.pending
+                if self._trips < TRIPS_IN_FLIGHT and (
+                    (self._trips == 0 and (pending or claim > 0))
+                    or max(pending, claim) >= self._share
+                ):
+                    self._launch(claim)
                     continue
-                options = self._claim_options(free) if claiming else None
-                try:
-                    claimed = await self._trip(self._settles.take(), options)
-                except Exception as error:  # the database restarting must not end the worker
-                    if options is not None:
-                        failures += 1
-                        await self._claim_failed(error, failures)
-                    continue  # the settles' runs lapse and are redelivered: at-least-once
-                if options is not None:
-                    failures = 0
-                    for run in claimed:
-                        self._spawn(run)
-                    # A short batch means nothing else was due: claiming again at once would
-                    # come back empty.
-                    self._short = len(claimed) < options.limit
+                if stopping and not self._held and not self._trips:
+                    return
+                if self._trips:
+                    await self._nudge.wait()  # a trip's answer, a verdict, a run ending
+                else:
+                    await self._idle(wake, free=free, stopping=stopping)
         finally:
             # Nobody will send what still waits: its runs hear so instead of waiting forever.
             if self._settles.pending:
@@ -326,6 +340,43 @@ class JobWorker:
                         "nothing to fix — the runs' leases lapse and they are redelivered",
                     )
                 )
+
+    def _launch(self, claim: int) -> None:
+        """Send what waits to settle and a claim of ``claim`` runs (0: none) as one trip."""
+        options = self._claim_options(claim) if claim > 0 else None
+        self._trips += 1
+        self._reserved += claim
+        trip = asyncio.create_task(self._send(self._settles.take(), options))
+        self._sending.add(trip)
+        trip.add_done_callback(self._sending.discard)
+
+    async def _send(self, batch: SettleBatch, options: ClaimOptions | None) -> None:
+        """One trip out and back: spawn what it claimed; a failed claim backs off."""
+        reserved = options.limit if options is not None else 0
+        try:
+            claimed = await self._trip(batch, options)
+        except Exception as error:  # the database restarting must not end the worker
+            self._reserved -= reserved
+            if options is not None:
+                self._failures += 1
+                self._backing_off = True
+                try:
+                    await self._claim_failed(error, self._failures)
+                finally:
+                    self._backing_off = False
+            # The settles' runs lapse and are redelivered: at-least-once.
+            return
+        finally:
+            self._trips -= 1
+            self._nudge.set()
+        self._reserved -= reserved
+        if options is not None:
+            self._failures = 0
+            for run in claimed:
+                self._spawn(run)
+            # A short batch means nothing else was due: claiming again at once would come
+            # back empty.
+            self._short = len(claimed) < options.limit
 
     async def _trip(self, batch: SettleBatch, options: ClaimOptions | None) -> list[ClaimedJob]:
         """Send ``batch`` (and claim by ``options``) in one round trip; answers the claimed."""
