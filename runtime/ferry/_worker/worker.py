@@ -1,13 +1,15 @@
 """``job_worker(...)``: the process a platform team runs by the dozen.
 
-Claiming, running and settling overlap. One loop owns every round trip to the queue: it
-takes the verdicts that runs submitted since its last trip (``SettleQueue``) and the claim
-for the capacity free now, and sends both in one ``driver.settle_and_claim`` — so a burst
-of finished runs is settled and replaced in one statement while the other bodies run. A
-run frees its capacity the moment its body ends and its verdict is submitted, not when
-the settle lands; it stays *held* until the settle's answer arrives (``on_settled``, the
-report and a drain all wait for that). One ``LeaseKeeper`` renews every held lease in one
-statement per heartbeat interval.
+Claiming, running and settling overlap. One loop decides every round trip to the queue:
+it takes the verdicts that runs submitted since the last trip (``SettleQueue``) and the
+claim for the capacity free now, and sends both in one ``driver.settle_and_claim`` — so a
+burst of finished runs is settled and replaced in one statement while the other bodies run
+— with up to ``TRIPS_IN_FLIGHT`` trips out at once, so the next batch's claim travels while
+the last batch's settle does. A run frees its capacity the moment its body ends and its
+verdict is submitted, not when the settle lands; it stays *held* until the settle's answer
+arrives (``on_settled``, the report and a drain all wait for that). Each attempt is one
+task (``Execution``). One ``LeaseKeeper`` renews every held lease in one statement per
+heartbeat interval.
 
 A claim that comes back short means nothing else is due: the loop then sleeps until an
 enqueue wakes it (the driver's wake), a run it knows of becomes due (its own nacks'

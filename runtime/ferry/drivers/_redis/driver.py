@@ -23,7 +23,7 @@ from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._redis.backfills import RedisBackfillLedger
-from ferry.drivers._redis.codec import from_json_text, json_text, opt, progress_args
+from ferry.drivers._redis.codec import json_text, opt, progress_args
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
@@ -363,7 +363,7 @@ def _claimed(row: list[Any]) -> ClaimedJob:
         id=str(job_id),
         name=name,
         queue=queue,
-        payload=from_json_text(payload),
+        payload_json=payload,
         idempotency_key=key,
         attempt=int(attempt),
         max_attempts=int(max_attempts),
