@@ -207,6 +207,7 @@ class Execution:
             self._grace.cancel()
         if self._lease is not None:
             self.keeper.drop(self._lease)
+            self._lease = None
         if not self.report.done():
             self.report.cancel()
         self.signal.detach()
@@ -360,6 +361,7 @@ class Execution:
             if self._grace is not None and not self._given_up:
                 self._grace.cancel()
         await self.keeper.release(lease)
+        self._lease = None  # the lease points back here: no cycle left for the collector
         return await self._verdict(definition, parsed, result, error)
 
     def _arguments(self, definition: JobDefinition[Any, Any], parsed: Any) -> dict[str, Any]:
@@ -567,6 +569,7 @@ class Execution:
         try:
             assert self._lease is not None and self._definition is not None
             await self.keeper.release(self._lease)
+            self._lease = None
             report = await self._after_abort(self._definition, self._parsed, abandoned=True)
         except Exception as crashed:
             self._end(crashed)
