@@ -20,11 +20,15 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 COPY pyproject.toml ./
 # The dependencies in a layer of their own, read off pyproject.toml: editing ferry's code
-# rebuilds from the next layer on and does not download them again. The uvloop extra is in
-# (every role runs on uvloop; FERRY_EVENT_LOOP=asyncio turns it off).
-RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
-print('\n'.join(p['dependencies'] + p['optional-dependencies']['operator'] \
-+ p['optional-dependencies']['uvloop']))" >/tmp/requirements.txt \
+# rebuilds from the next layer on and does not download them again. The image's roles are
+# the worker, scheduler and relay (`ferry run`, on any durable DATABASE_URL: redis://
+# included, with spans when the app installs an OpenTelemetry SDK) and the operator: the
+# core plus the redis, otel and operator extras, and uvloop (every role runs on it;
+# FERRY_EVENT_LOOP=asyncio turns it off).
+ARG EXTRAS="redis otel operator uvloop"
+RUN python -c "import sys, tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+print('\n'.join(p['dependencies'] + [r for e in sys.argv[1:] for r in p['optional-dependencies'][e]]))" \
+    $EXTRAS >/tmp/requirements.txt \
     && pip install -r /tmp/requirements.txt && rm /tmp/requirements.txt
 COPY README.md ./
 COPY runtime ./runtime

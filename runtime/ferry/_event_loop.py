@@ -6,7 +6,8 @@ runtime image does), and ferry behaves the same on either loop: the test suite r
 each (``FERRY_EVENT_LOOP`` picks the loop of the tests too).
 
 ``FERRY_EVENT_LOOP``: ``auto`` (the default: uvloop if installed, else asyncio's own),
-``uvloop`` (refused when it is not installed, rather than silently slower) or ``asyncio``.
+``uvloop`` (refused with ``X_EXTRA_MISSING`` when it is not installed, rather than
+silently slower) or ``asyncio``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 from collections.abc import Callable, Coroutine
 from typing import Any, Literal, TypeVar
 
+from ferry._extras import extra_missing
 from ferry.errors import FerryError
 
 T = TypeVar("T")
@@ -34,12 +36,7 @@ def chosen_loop(environ: dict[str, str] | None = None) -> Literal["uvloop", "asy
         return "uvloop" if installed else "asyncio"
     if value == "uvloop":
         if not installed:
-            raise FerryError(
-                "X_EVENT_LOOP_UNAVAILABLE",
-                f"{ENV}=uvloop, but uvloop is not installed in this environment",
-                'install it with pip install "ferry[uvloop]", or unset '
-                f"{ENV} to run on asyncio's own loop",
-            )
+            raise extra_missing("uvloop", feature=f"{ENV}=uvloop", module="uvloop")
         return "uvloop"
     raise FerryError(
         "X_INVARIANT",
