@@ -1,6 +1,6 @@
 -- A fragment both round trips of the worker end with (settle_and_claim and
 -- settle_and_keyed_claim include it): one row per run claimed, in claim order, with only
--- the columns a worker runs it from (the lease's end is the statement's $18, known to the
+-- the columns a worker runs it from (the lease's end is the statement's $7, known to the
 -- caller), then one last row (`id` NULL) whose `landed` holds the row ids of the settles
 -- that landed: one array, not a row per settle. Reads `settled`, `notified`, `claimed` and
 -- `slots_taken` (the holders whose slot this statement took).
