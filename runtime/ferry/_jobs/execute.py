@@ -357,6 +357,10 @@ class Execution:
                 timer.cancel()
             if self._grace is not None and not self._given_up:
                 self._grace.cancel()
+        if self._given_up or self._abandoned:
+            # A body that swallowed the cancel and ended after all: it was given up on, so
+            # its ending changes nothing (the grace task, or nobody, settles).
+            raise asyncio.CancelledError
         await self.keeper.release(lease)
         self._lease = None  # the lease points back here: no cycle left for the collector
         return await self._verdict(definition, parsed, result, error)
