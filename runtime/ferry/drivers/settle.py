@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ferry._payload import json_text
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
@@ -159,8 +158,9 @@ def first_of_each(job_ids: Sequence[str]) -> list[bool]:
 def settle_columns(settle: AckOptions | NackOptions, now_ms: int) -> dict[str, Any]:
     """One settle as a store's settle statement takes it, by name, in order: the decisions
     of ``transition`` (the planned state, the attempt given back, whether it requeues,
-    whether it finishes) and the values the run keeps. Postgres sends them as arrays and
-    Redis as script arguments; SQLite applies ``settle_run`` to the row itself."""
+    whether it finishes) and the values the run keeps, an ack's result as the JSON value it
+    is. Postgres sends them as one JSON batch and Redis as script arguments; SQLite applies
+    ``settle_run`` to the row itself."""
     planned = transition(settle)
     error = None if isinstance(settle, AckOptions) else settle.error
     progress = settle.progress
@@ -175,7 +175,7 @@ def settle_columns(settle: AckOptions | NackOptions, now_ms: int) -> dict[str, A
         else settle.run_at_ms
         if settle.run_at_ms is not None
         else now_ms,
-        "result": json_text(settle.result) if isinstance(settle, AckOptions) else None,
+        "result": settle.result if isinstance(settle, AckOptions) else None,
         "error_code": error.code if error is not None else None,
         "error_message": error.message if error is not None else None,
         "progress_current": progress.current if progress is not None else None,

@@ -17,6 +17,7 @@ from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES
 from ferry.drivers._columns import (
     array_columns,
+    json_text,
     progress_columns,
     run_of,
     run_pk,
@@ -156,12 +157,12 @@ class PostgresJobDriver(SqlJobDriver):
         now = self._clock.now_ms()
         if not sent and (options is None or options.limit <= 0):
             return [False] * len(settles), []
-        columns = array_columns(_settle_row(pk, settle, now) for pk, settle in sent) or _NO_SETTLES
+        batch = json_text([_settle_row(pk, settle, now) for pk, settle in sent])
         limits = options.limits if options is not None else {}
         keyed = (list(limits), list(limits.values())) if limits else ()
         rows = await pool.fetch(
             self._db.queries["settle_and_keyed_claim" if limits else "settle_and_claim"],
-            *columns,
+            batch,
             now,
             CANCELLED_BY_OPERATOR.code,
             CANCELLED_BY_OPERATOR.message,
@@ -172,13 +173,18 @@ class PostgresJobDriver(SqlJobDriver):
             list(options.names) if options is not None and options.names is not None else None,
             *keyed,
         )
-        landed = {row["pk"] for row in rows if not row["claimed"]}
+        *claimed_rows, last = rows
+        landed = set(last["landed"])
+        lease_expires_at_ms = now + options.lease_ms if options is not None else 0
         return (
             [
                 pk is not None and pk in landed and first
                 for pk, first in zip(pks, firsts, strict=True)
             ],
-            [run_of(ClaimedJob, row) for row in rows if row["claimed"]],
+            [
+                run_of(ClaimedJob, row, lease_expires_at_ms=lease_expires_at_ms)
+                for row in claimed_rows
+            ],
         )
 
     async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
@@ -215,17 +221,13 @@ class PostgresJobDriver(SqlJobDriver):
         return joined(connection, f'enqueue of job "{requests[0].name}"')
 
 
-_SETTLE_COLUMNS = 12
-_NO_SETTLES: list[list[Any]] = [[] for _ in range(_SETTLE_COLUMNS)]
-"""The settle arrays of a round trip that settles nothing."""
-
-
 def _none() -> None:
     """Nothing to wake: the statement that put a run back notified already."""
 
 
 def _settle_row(pk: int, settle: AckOptions | NackOptions, now: int) -> tuple[Any, ...]:
-    """One settle of run ``pk`` as the ``settle`` statement's array elements, in order."""
+    """One settle of run ``pk`` as an element of the ``_settle.sql`` batch, in order: the
+    decisions of ``ferry.drivers.settle`` and the values the run keeps."""
     return (pk, *settle_columns(settle, now).values())
 
 

@@ -22,7 +22,7 @@ from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._columns import progress_columns, run_of, stored_columns
 from ferry.drivers._ledger import LedgerState, Migration
-from ferry.drivers._redis.codec import columns_of, opt
+from ferry.drivers._redis.codec import columns_of, json_text, opt
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
@@ -264,8 +264,10 @@ class RedisJobDriver(DerivedCalls):
 def _settle_row(settle: AckOptions | NackOptions, now: int) -> list[str]:
     """One settle as the ``settle`` script's arguments after the run id, each an opt (a
     flag as 1 or 0)."""
-    columns = settle_columns(settle, now).values()
-    return [opt(int(v)) if isinstance(v, bool) else opt(v) for v in columns]
+    columns = settle_columns(settle, now)
+    if isinstance(settle, AckOptions):  # stored as JSON text (a null result too)
+        columns["result"] = json_text(settle.result)
+    return [opt(int(v)) if isinstance(v, bool) else opt(v) for v in columns.values()]
 
 
 def _landed(
