@@ -8,7 +8,7 @@ from ferry._jobs.facade import set_job_driver, use_connection
 from ferry._jobs.policy import Concurrency, Retry
 from ferry._jobs.registry import Api, define_api
 from ferry._jobs.signal import AbortSignal, throw_if_aborted
-from ferry._jobs.step import Step
+from ferry._jobs.step import Step, SyncStep
 
 __all__ = [
     "AbortSignal",
@@ -19,6 +19,7 @@ __all__ = [
     "Retry",
     "Settled",
     "Step",
+    "SyncStep",
     "define_api",
     "execute_job",
     "job",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Generic, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -17,6 +17,18 @@ from ferry.drivers.protocol import EnqueueResult
 from ferry.errors import FerryError
 
 _declared: list[JobDefinition[Any, Any]] = []
+
+R = TypeVar("R")
+
+
+class Declare(Protocol[InputT]):
+    """What ``job(...)`` returns: applied to the body, the handle (``async def`` or ``def``)."""
+
+    @overload
+    def __call__(self, body: Callable[..., Awaitable[R]]) -> JobHandle[InputT, R]: ...
+
+    @overload
+    def __call__(self, body: Callable[..., R]) -> JobHandle[InputT, R]: ...
 
 
 class JobHandle(Generic[InputT, ResultT]):
@@ -144,9 +156,13 @@ def job(
     on_settled: OnSettled | None = None,
     name: str | None = None,
     priority: int = 0,
-) -> Callable[[Callable[..., Awaitable[ResultT]]], JobHandle[InputT, ResultT]]:
-    """Declare an async function as a job. ``idempotency_key`` is required: at-least-once
-    is the only honest guarantee, so every run must be replay-safe."""
+) -> Declare[InputT]:
+    """Declare a function as a job. ``idempotency_key`` is required: at-least-once is the
+    only honest guarantee, so every run must be replay-safe.
+
+    An ``async def`` body runs on the worker's event loop; a ``def`` body (blocking code:
+    an ORM, ``requests``) runs on the worker's thread pool, and its ``step`` is the same
+    API without ``await``."""
     if not (isinstance(input, type) and issubclass(input, BaseModel)):
         raise FerryError(
             "X_INVARIANT",
@@ -170,8 +186,8 @@ def job(
             'leave timeout out for no timeout, or give one such as timeout="30s"',
         )
 
-    def declare(body: Callable[..., Awaitable[ResultT]]) -> JobHandle[InputT, ResultT]:
-        definition: JobDefinition[InputT, ResultT] = JobDefinition(
+    def declare(body: Callable[..., Any]) -> JobHandle[InputT, Any]:
+        definition: JobDefinition[InputT, Any] = JobDefinition(
             body=body,
             input_model=input,
             idempotency_key=idempotency_key,

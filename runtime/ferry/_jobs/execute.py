@@ -5,6 +5,10 @@ nothing else calls a job body. The order on a timeout is the whole point: the si
 aborted first and the body gets a grace period, and only then is the attempt failed —
 failing it re-queues the run, and a body still running after that would be a second
 copy of one job writing into the same run.
+
+A ``def`` body runs on the worker's thread pool (``ferry._jobs.threads``) and is awaited
+like an async one, so the timeout, the drain and the verdict are the same code; only an
+abandoned sync body differs, in that its thread cannot be stopped (see that module).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable, Coroutine
+from functools import partial
 from typing import Any, Protocol, cast
 
 from pydantic import ValidationError
@@ -24,7 +29,8 @@ from ferry._jobs.observer import REPORTED, ExecutionObserver, ExecutionOutcome, 
 from ferry._jobs.policy import Caps
 from ferry._jobs.registry import resolve_job
 from ferry._jobs.signal import AbortSignal
-from ferry._jobs.step import Parked, Step
+from ferry._jobs.step import Parked, Step, SyncStep
+from ferry._jobs.threads import ThreadPool, shared_pool
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
 from ferry._storable import storable_message
@@ -66,12 +72,14 @@ async def execute_job(
     settler: Settler | None = None,
     caps: Caps | None = None,
     leases: LeaseKeeper | None = None,
+    threads: ThreadPool | None = None,
 ) -> ExecutionReport:
     """Run one claimed attempt to a verdict and settle it through the driver (or through
     ``settler``, e.g. a worker's batch that settles many runs in one statement).
 
     ``leases`` renews the run's lease while its body runs (a worker passes the one keeper
-    renewing all its runs); without it the run gets a keeper of its own."""
+    renewing all its runs); without it the run gets a keeper of its own. ``threads`` runs
+    a sync body and sync step functions (a worker passes its pool)."""
     own_keeper = leases is None
     keeper = leases or LeaseKeeper(
         driver,
@@ -91,6 +99,7 @@ async def execute_job(
         timeout_grace_ms=timeout_grace_ms,
         keeper=keeper,
         caps=caps,
+        threads=threads or shared_pool(),
     )
     try:
         if tracing():
@@ -133,6 +142,7 @@ class _Execution:
         "settler",
         "signal",
         "started_ms",
+        "threads",
         "timeout_grace_ms",
         "worker_id",
     )
@@ -150,8 +160,10 @@ class _Execution:
         timeout_grace_ms: int,
         keeper: LeaseKeeper,
         caps: Caps | None,
+        threads: ThreadPool,
     ) -> None:
         self.claimed = claimed
+        self.threads = threads
         self.driver = driver
         self.settler = settler
         self.clock = driver.clock
@@ -257,10 +269,13 @@ class _Execution:
 
     async def _run_body(self, definition: JobDefinition[Any, Any], parsed: Any) -> ExecutionReport:
         loop = asyncio.get_running_loop()
-        # A coroutine: JobDefinition refuses a body that is not `async def`.
-        coroutine = cast(
-            "Coroutine[Any, Any, Any]", definition.body(**self._arguments(definition, parsed))
-        )
+        arguments = self._arguments(definition, parsed)
+        if definition.sync:
+            if "step" in arguments:
+                arguments["step"] = SyncStep(arguments["step"], loop)
+            coroutine = self.threads.run(partial(definition.body, **arguments))
+        else:
+            coroutine = cast("Coroutine[Any, Any, Any]", definition.body(**arguments))
         body: asyncio.Task[Any] = loop.create_task(coroutine)
         # Set when the body ends, or when its grace after a self-ending abort (timeout, lost
         # lease, cancel) runs out: a listener and a future per run, no watcher task.
@@ -310,6 +325,7 @@ class _Execution:
                     store=self.driver.steps,
                     signal=self.signal,
                     clock=self.clock,
+                    threads=self.threads,
                     observer=self.observer,
                 )
             elif name == "ctx":

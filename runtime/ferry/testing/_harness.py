@@ -120,14 +120,17 @@ class Harness:
             observer=self.trace,
         )
         with self.installed():
-            for _ in range(max_attempts):
-                await self._fire_due_tasks()
-                if await worker.run_due():
-                    continue
-                retry_at = await self._next_retry_ms()
-                if retry_at is None:
-                    break
-                self.clock.set(retry_at)
+            try:
+                for _ in range(max_attempts):
+                    await self._fire_due_tasks()
+                    if await worker.run_due():
+                        continue
+                    retry_at = await self._next_retry_ms()
+                    if retry_at is None:
+                        break
+                    self.clock.set(retry_at)
+            finally:
+                worker.threads.close()
         self.trace.runs = list(
             reversed(await self.driver.introspect.list_runs(RunFilter(limit=1_000_000)))
         )
