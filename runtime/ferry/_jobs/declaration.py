@@ -10,7 +10,14 @@ from pydantic import BaseModel
 
 from ferry._duration import Duration, to_ms
 from ferry._jobs.definition import InputT, JobDefinition, OnSettled, ResultT
-from ferry._jobs.facade import enqueue, enqueue_many, idempotency_key_of, parse_input
+from ferry._jobs.facade import (
+    enqueue,
+    enqueue_many,
+    enqueue_many_sync,
+    enqueue_sync,
+    idempotency_key_of,
+    parse_input,
+)
 from ferry._jobs.policy import Concurrency, Retry
 from ferry._names import check_name
 from ferry.drivers.protocol import EnqueueResult
@@ -112,6 +119,41 @@ class JobHandle(Generic[InputT, ResultT]):
     ) -> list[EnqueueResult]:
         """Queue many runs in one round trip; results in input order."""
         return await enqueue_many(
+            self._definition, inputs, queue=queue, connection=connection, actor=self._actor
+        )
+
+    def enqueue_sync(
+        self,
+        input: InputT | Mapping[str, Any],
+        *,
+        run_at: datetime | None = None,
+        delay: Duration | None = None,
+        queue: str | None = None,
+        connection: Any = None,
+    ) -> EnqueueResult:
+        """``enqueue`` for sync code (a Django view, a sync job body, a script): through a
+        blocking connection (psycopg, a SQLAlchemy ``Session``, Django's) in its
+        transaction, or without one through the driver's own pool. Refused on a thread
+        running an event loop (``X_SYNC_ON_EVENT_LOOP``): ``await enqueue(...)`` there."""
+        return enqueue_sync(
+            self._definition,
+            input,
+            run_at=run_at,
+            delay=delay,
+            queue=queue,
+            connection=connection,
+            actor=self._actor,
+        )
+
+    def enqueue_many_sync(
+        self,
+        inputs: Sequence[InputT | Mapping[str, Any]],
+        *,
+        queue: str | None = None,
+        connection: Any = None,
+    ) -> list[EnqueueResult]:
+        """``enqueue_many`` for sync code, the way ``enqueue_sync`` runs."""
+        return enqueue_many_sync(
             self._definition, inputs, queue=queue, connection=connection, actor=self._actor
         )
 

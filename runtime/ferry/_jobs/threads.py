@@ -24,17 +24,11 @@ import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from ferry._bridge import set_home_loop
+
 T = TypeVar("T")
 
 _pool_numbers = itertools.count(1)
-_local = threading.local()
-
-
-def home_loop() -> asyncio.AbstractEventLoop | None:
-    """The event loop whose pool runs the current thread's work (``None`` elsewhere): where
-    a sync body's steps and enqueues are sent to run."""
-    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
-    return loop
 
 
 class _Work(Generic[T]):
@@ -124,13 +118,13 @@ class ThreadPool:
                 if work.state == "dropped":
                     continue
                 work.state = "running"
-            _local.loop = work.loop
+            set_home_loop(work.loop)  # where this work's enqueue_sync goes
             try:
                 outcome: tuple[bool, Any] = (True, work.context.run(work.fn))
             except BaseException as error:  # handed to the awaiting caller, like any result
                 outcome = (False, error)
             finally:
-                _local.loop = None
+                set_home_loop(None)
             with self._lock:
                 stranded = work.state == "stranded"
                 if stranded:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ferry._clock import Clock
 from ferry.drivers._memory.wake import MemoryWake
-from ferry.drivers._outbox import checked_entry
+from ferry.drivers._outbox import SyncAppend, checked_entry
 from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers.protocol import JsonValue, OutboxEntry
 
@@ -27,7 +27,7 @@ class _Entry:
     published_at_ms: int | None = None
 
 
-class MemoryOutbox:
+class MemoryOutbox(SyncAppend):
     """The ``OutboxStore`` of the memory driver: for tests and experiments, never durable."""
 
     def __init__(self, clock: Clock) -> None:
