@@ -88,9 +88,7 @@ class PsycopgAsyncKind:
             await psycopg.AsyncConnection.connect(self.dsn) as connection,
             connection.transaction(),
         ):
-            await connection.execute(
-                _insert(self.driver.schema).replace("$1", "%s"), (order_id,)
-            )
+            await connection.execute(_insert(self.driver.schema).replace("$1", "%s"), (order_id,))
             done = await _then(self.driver, then, order_id, connection)
             if fail:
                 raise Failed

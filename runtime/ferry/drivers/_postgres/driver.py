@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-import asyncpg
-
 from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
@@ -54,7 +52,6 @@ from ferry.drivers.protocol import (
     Settle,
 )
 from ferry.drivers.settle import CANCELLED_BY_OPERATOR, DerivedCalls, first_of_each, transition
-from ferry.errors import FerryError
 
 
 class _Fetches(Protocol):

@@ -37,9 +37,9 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ferry._bridge import blocking_allowed
+from ferry.drivers._ledger import LedgerRow, judge
 from ferry.drivers._postgres.database import Database
 from ferry.drivers._postgres.ledger import known_migrations, place_of
-from ferry.drivers._ledger import LedgerRow, judge
 from ferry.errors import FerryError
 
 ACCEPTED = (
@@ -48,6 +48,7 @@ ACCEPTED = (
     "PostgreSQL connection"
 )
 """What ``connection=`` takes on the Postgres driver, as every refusal names it."""
+
 
 class Row(Protocol):
     """A row by column name: an asyncpg ``Record`` or a dict."""

@@ -2,8 +2,9 @@
 
 ``append`` writes through the caller's connection, inside the caller's transaction, so the
 entry exists exactly when the business write does (``joined`` says which connections). The
-relay reads the same table through the driver's own pool. The outbox database need not be the queue's: a relay reads the
-outbox of one driver and publishes to whatever job driver is configured.
+relay reads the same table through the driver's own pool. The outbox database need not be
+the queue's: a relay reads the outbox of one driver and publishes to whatever job driver is
+configured.
 """
 
 from __future__ import annotations
