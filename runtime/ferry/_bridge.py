@@ -5,8 +5,9 @@ on. Sync code reaches them one of two ways:
 
 * **through its own blocking connection** (psycopg, a SQLAlchemy ``Session``, Django's):
   the statement must run on the caller's thread, in the caller's transaction, so the
-  driver's code runs right here on a loop private to this thread; it touches no pool and
-  nothing of any other loop (``blocking_allowed`` tells the connection adapters so);
+  driver's code is driven right here, with no event loop (it never suspends: each
+  statement is a plain call on that connection); it touches no pool and nothing of any
+  loop (``blocking_allowed`` tells the connection adapters so);
 * **through the driver's own pool**: the call is handed to the loop the driver serves —
   the worker's, for a sync job body; the loop an async application last used the driver
   on (an ASGI app's, whose sync endpoints run in its thread pool); or, in a program with
@@ -29,9 +30,9 @@ from ferry.errors import FerryError
 T = TypeVar("T")
 
 _blocking = contextvars.ContextVar("ferry_blocking_allowed", default=False)
-_private = threading.local()
 _home = threading.local()
 _served: asyncio.AbstractEventLoop | None = None
+_default_connection: Callable[[], Any] | None = None
 _own_loop: asyncio.AbstractEventLoop | None = None
 _own_loop_lock = threading.Lock()
 
@@ -48,6 +49,21 @@ def set_home_loop(loop: asyncio.AbstractEventLoop | None) -> None:
     _home.loop = loop
 
 
+def set_default_connection(provider: Callable[[], Any] | None) -> None:
+    """Where sync code's transaction lives when it passes none: ``provider()`` answers the
+    connection (``ferry.contrib.django`` answers Django's, so ``enqueue_sync`` joins
+    ``transaction.atomic()`` without being told)."""
+    global _default_connection
+    _default_connection = provider
+
+
+def default_connection(given: Any) -> Any:
+    """``given``, or the default connection of sync code (``None``: the driver's own)."""
+    if given is not None or _default_connection is None:
+        return given
+    return _default_connection()
+
+
 def blocking_allowed() -> bool:
     """True while driver code runs for a sync caller on its own thread: a blocking
     connection's I/O may run here without stalling anybody's event loop."""
@@ -58,8 +74,9 @@ def serve(loop: asyncio.AbstractEventLoop | None = None) -> None:
     """Note that the application uses ferry's drivers on ``loop`` (default: the running
     one): where sync callers without a connection of their own are sent."""
     global _served
-    if not _blocking.get():  # a sync caller's private loop serves nobody else
-        _served = loop or asyncio.get_running_loop()
+    if _blocking.get():  # a sync caller on its own thread: no loop to note
+        return
+    _served = loop or asyncio.get_running_loop()
 
 
 def run_sync(call: Callable[[], Coroutine[Any, Any, T]], *, joined: bool, what: str) -> T:
@@ -68,7 +85,7 @@ def run_sync(call: Callable[[], Coroutine[Any, Any, T]], *, joined: bool, what: 
     global _served
     _refuse_on_loop(what)
     if joined:
-        return _on_private_loop(call)
+        return _on_this_thread(call)
     loop = home_loop() or _served
     if loop is None or loop.is_closed() or not loop.is_running():
         loop = _served = _ferry_loop()
@@ -88,15 +105,22 @@ def _refuse_on_loop(what: str) -> None:
     )
 
 
-def _on_private_loop(call: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    loop: asyncio.AbstractEventLoop | None = getattr(_private, "loop", None)
-    if loop is None or loop.is_closed():
-        loop = _private.loop = asyncio.new_event_loop()
+def _on_this_thread(call: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Drive ``call()`` to its end right here, with no event loop at all.
+
+    With a blocking connection the driver's code never suspends — every statement is a
+    plain call on the caller's connection — so one ``send`` runs it to completion. No loop
+    may run: Django refuses its connections to any thread with a running loop."""
+    coroutine = call()
     token = _blocking.set(True)
     try:
-        return loop.run_until_complete(call())
+        coroutine.send(None)
+    except StopIteration as finished:
+        return finished.value  # type: ignore[no-any-return]
     finally:
         _blocking.reset(token)
+    coroutine.close()
+    raise RuntimeError("ferry's path for a blocking connection awaited something that waits")
 
 
 def _ferry_loop() -> asyncio.AbstractEventLoop:

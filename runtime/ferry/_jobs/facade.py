@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ferry._bridge import run_sync, serve
+from ferry._bridge import default_connection, run_sync, serve
 from ferry._duration import Duration, to_ms
 from ferry._jobs.definition import JobDefinition
 from ferry._names import check_name
@@ -261,7 +261,7 @@ def enqueue_sync(
 ) -> EnqueueResult:
     """``enqueue`` for sync code: through the caller's blocking connection on this thread,
     inside its transaction; without one, on the loop the driver serves."""
-    connection = connection if connection is not None else _connection.get()
+    connection = default_connection(connection if connection is not None else _connection.get())
     return run_sync(
         lambda: enqueue(
             definition,
@@ -286,7 +286,7 @@ def enqueue_many_sync(
     actor: str | None = None,
 ) -> list[EnqueueResult]:
     """``enqueue_many`` for sync code, the way ``enqueue_sync`` runs."""
-    connection = connection if connection is not None else _connection.get()
+    connection = default_connection(connection if connection is not None else _connection.get())
     return run_sync(
         lambda: enqueue_many(definition, values, queue=queue, connection=connection, actor=actor),
         joined=connection is not None,

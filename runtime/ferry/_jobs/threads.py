@@ -29,6 +29,15 @@ from ferry._bridge import set_home_loop
 T = TypeVar("T")
 
 _pool_numbers = itertools.count(1)
+_after_work: list[Callable[[], None]] = []
+
+
+def after_each_work(hook: Callable[[], None]) -> None:
+    """Call ``hook()`` on the pool thread after each piece of work: a framework's per-thread
+    clean-up (``ferry.contrib.django`` closes Django connections past their age, as Django
+    does at the end of each request)."""
+    if hook not in _after_work:
+        _after_work.append(hook)
 
 
 class _Work(Generic[T]):
@@ -125,6 +134,8 @@ class ThreadPool:
                 outcome = (False, error)
             finally:
                 set_home_loop(None)
+                for hook in _after_work:
+                    hook()
             with self._lock:
                 stranded = work.state == "stranded"
                 if stranded:

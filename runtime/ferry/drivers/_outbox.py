@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ferry._bridge import run_sync
+from ferry._bridge import default_connection, run_sync
 from ferry._payload import to_json
 from ferry.drivers.protocol import JsonValue
 from ferry.errors import FerryError
@@ -28,10 +28,11 @@ class _Appends(Protocol):
 class SyncAppend:
     """``append_sync``, written once for every driver's outbox over its ``append``."""
 
-    def append_sync(self: _Appends, type: str, payload: Any, *, connection: Any) -> str:
+    def append_sync(self: _Appends, type: str, payload: Any, *, connection: Any = None) -> str:
         """``append`` for sync code: through a blocking connection (psycopg, a SQLAlchemy
         ``Session``, Django's) on this thread, in its transaction; without one, on the
         loop the driver serves (``ferry._bridge``)."""
+        connection = default_connection(connection)
         return run_sync(
             lambda: self.append(type, payload, connection=connection),
             joined=connection is not None,

@@ -130,7 +130,7 @@ class Harness:
                         break
                     self.clock.set(retry_at)
             finally:
-                worker.threads.close()
+                await worker.stop()  # its lease keeper and its threads end with the drain
         self.trace.runs = list(
             reversed(await self.driver.introspect.list_runs(RunFilter(limit=1_000_000)))
         )
