@@ -9,13 +9,13 @@ import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.test import Client
+from shop.jobs import send_receipt
+from shop.models import DailyReport, Order
+from shop.views import place
 
 from ferry.contrib.django.settings import dsn_of, ferry_settings
 from ferry.contrib.django.testing import FerryHarness
 from ferry.errors import FerryError
-from shop.jobs import send_receipt
-from shop.models import DailyReport, Order
-from shop.views import place
 
 
 def _count(sql: str, *params: object) -> int:

@@ -3,9 +3,9 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     initial = True
-    dependencies: list[tuple[str, str]] = []
+    dependencies: list[tuple[str, str]] = []  # noqa: RUF012 — Django's migration format
 
-    operations = [
+    operations = [  # noqa: RUF012
         migrations.CreateModel(
             name="Order",
             fields=[
