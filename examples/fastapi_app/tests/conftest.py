@@ -10,9 +10,9 @@ import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
-from shop.app import api, create_app
-from shop.database import engine
-from shop.models import Base
+from fastapi_shop.app import api, create_app
+from fastapi_shop.database import engine
+from fastapi_shop.models import Base
 from sqlalchemy import text
 
 from ferry.drivers import PostgresJobDriver, postgres_job_driver

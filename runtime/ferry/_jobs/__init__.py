@@ -6,13 +6,11 @@ from ferry._jobs.definition import Settled
 from ferry._jobs.execute import execute_job
 from ferry._jobs.facade import set_job_driver, use_connection
 from ferry._jobs.policy import Concurrency, Retry
-from ferry._jobs.registry import Api, define_api
 from ferry._jobs.signal import AbortSignal, throw_if_aborted
 from ferry._jobs.step import Step, SyncStep
 
 __all__ = [
     "AbortSignal",
-    "Api",
     "Concurrency",
     "JobContext",
     "JobHandle",
@@ -20,7 +18,6 @@ __all__ = [
     "Settled",
     "Step",
     "SyncStep",
-    "define_api",
     "execute_job",
     "job",
     "set_job_driver",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast, overload
 
 from ferry._clock import Clock
 from ferry._duration import Duration, to_ms
@@ -72,7 +72,12 @@ class Step:
         self._recorded: Mapping[str, StepRecord] | None = None
         self._seen: set[str] = set()
 
-    async def run(self, name: str, fn: Callable[..., Awaitable[T] | T]) -> T:
+    @overload
+    async def run(self, name: str, fn: Callable[..., Awaitable[T]]) -> T: ...
+    @overload
+    async def run(self, name: str, fn: Callable[..., T]) -> T: ...
+
+    async def run(self, name: str, fn: Callable[..., Any]) -> Any:
         """Run ``fn`` once per run and record its JSON result; a replay returns the record.
 
         ``fn`` takes no argument, or one: the run's abort signal. The value returned is
@@ -81,16 +86,16 @@ class Step:
         """
         recorded, started = await self.begin(name)
         if recorded is not None:
-            return recorded.result  # type: ignore[no-any-return]
+            return recorded.result
         call = _bound(fn, self._signal)
         value: Any
         if inspect.iscoroutinefunction(fn):
-            value = await cast("Awaitable[T]", call())
+            value = await cast("Awaitable[Any]", call())
         else:
             value = await self._threads.run(call)  # off the loop: it may block
             if inspect.isawaitable(value):  # a lambda returning a coroutine
                 value = await value
-        return await self.finish(name, started, value)  # type: ignore[no-any-return]
+        return await self.finish(name, started, value)
 
     async def begin(self, name: str) -> tuple[StepRecord | None, int]:
         """The recorded step to replay, or (``None``) leave to run it now and its start."""

@@ -10,7 +10,8 @@
 * ``dashboard(driver, authorize=...)``: the jobs dashboard as a sub-application behind the
   application's own auth, mounted at ``/admin``.
 
-It needs nothing beyond Starlette (which FastAPI is built on).
+It needs nothing beyond Starlette (which FastAPI is built on); ``dashboard`` needs the
+``ferry[dashboard]`` extra (refused by name, ``X_EXTRA_MISSING``, without it).
 """
 
 from __future__ import annotations
@@ -28,8 +29,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ferry._bridge import serve
 from ferry._jobs.facade import set_job_driver
-from ferry.admin import Access, admin_app
-from ferry.drivers._url import DatabaseDriver
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
@@ -39,7 +38,7 @@ Authorize = Callable[[Request], Awaitable[Level | None] | Level | None]
 
 
 def ferry_lifespan(
-    driver: DatabaseDriver,
+    driver: JobDriver,
     *,
     then: Callable[[Any], AbstractAsyncContextManager[Any]] | None = None,
 ) -> Callable[[Any], AbstractAsyncContextManager[Any]]:
@@ -120,6 +119,8 @@ def dashboard(
     dashboard's tokens are then an internal matter: made up here, never shown to anyone.
     Because the app's auth is usually a cookie, a POST (an action) must come from the
     dashboard's own pages — same origin — or it is refused (CSRF)."""
+    from ferry.admin import Access, admin_app  # ferry[dashboard], asked for only here
+
     tokens: dict[Level, str] = {
         "read": secrets.token_urlsafe(32),
         "manage": secrets.token_urlsafe(32),

@@ -50,6 +50,12 @@ def held_lock(tmp_path: Path) -> Iterator[HeldLock]:
     held.release()
 
 
+def _armed(clock: FrozenClock, deadline_ms: int) -> bool:
+    """Whether something sleeps on ``clock`` until ``deadline_ms`` (the keeper's next beat):
+    advancing before it sleeps again would pass its interval unseen."""
+    return any(at == deadline_ms and not waiting.done() for at, _, waiting in clock._sleepers)
+
+
 async def _run(db: asyncpg.Connection, schema: str, job_id: str) -> asyncpg.Record:
     row: asyncpg.Record = await db.fetchrow(
         f'SELECT state, lease_expires_at_ms FROM "{schema}".jobs WHERE id = $1', int(job_id)
@@ -70,6 +76,10 @@ async def test_a_blocking_sync_body_lets_heartbeats_and_other_runs_go_on(
         await eventually(started.exists, what="the sync body to block on its thread")
         lease = (await _run(db, driver.schema, hold.job_id))["lease_expires_at_ms"]
         for renewal in (1, 2, 3):  # one heartbeat interval (lease / 3) at a time
+            await eventually(
+                lambda: _armed(clock, clock.now_ms() + 10_000),
+                what="the lease keeper waiting for its next interval",
+            )
             clock.advance("10s")
 
             async def renewed(expected: int = lease + renewal * 10_000) -> bool:

@@ -14,9 +14,9 @@ from typing import Any
 from django.apps import AppConfig, apps
 from django.db import close_old_connections
 
+from ferry._app import Api, define_api
 from ferry._bridge import set_default_connection
 from ferry._jobs.facade import set_job_driver
-from ferry._jobs.registry import Api, define_api
 from ferry._jobs.threads import after_each_work
 from ferry.contrib.django.settings import dsn_of, ferry_settings
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
