@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from typing import Any
 
 import pytest
 from support.waiting import eventually
@@ -13,6 +14,7 @@ from support.waiting import eventually
 from ferry import FerryError
 from ferry._clock import FrozenClock
 from ferry._jobs.execute import execute_job
+from ferry._jobs.observer import ExecutionReport
 from ferry._jobs.signal import AbortSignal
 from ferry._jobs.threads import ThreadPool
 from ferry.drivers.protocol import ClaimOptions
@@ -68,9 +70,18 @@ async def test_a_sync_step_function_of_an_async_body_runs_off_the_loop(harness: 
     assert thread != _loop_thread()
 
 
-async def _claim(harness: Harness, worker: str = "w1"):  # type: ignore[no-untyped-def]
-    [claimed] = await harness.driver.claim(ClaimOptions(worker_id=worker, lease_ms=LEASE, limit=1))
-    return claimed
+def _executing(harness: Harness, **options: Any) -> asyncio.Task[ExecutionReport]:
+    """The one due run claimed and executed by worker w1, in the background."""
+
+    async def execute() -> ExecutionReport:
+        [claimed] = await harness.driver.claim(
+            ClaimOptions(worker_id="w1", lease_ms=LEASE, limit=1)
+        )
+        return await execute_job(
+            claimed, driver=harness.driver, worker_id="w1", lease_ms=LEASE, **options
+        )
+
+    return asyncio.create_task(execute())
 
 
 async def test_a_sync_body_reads_its_signal_on_its_thread_and_stops_at_the_timeout(
@@ -78,9 +89,7 @@ async def test_a_sync_body_reads_its_signal_on_its_thread_and_stops_at_the_timeo
 ) -> None:
     job_id = (await sync_cooperative.enqueue({"order_id": "o-3"})).job_id
     started = clock.now_ms()
-    running = asyncio.create_task(
-        execute_job(await _claim(harness), driver=harness.driver, worker_id="w1", lease_ms=LEASE)
-    )
+    running = _executing(harness)
     await eventually(lambda: effects["before"] == 1, what="the body to block on its thread")
     await eventually(
         lambda: clock.next_deadline_ms() == started + 30_000, what="the timeout's timer"
@@ -101,15 +110,7 @@ async def test_a_sync_body_ignoring_its_timeout_is_abandoned_and_its_thread_stra
     jobs_sync.gates["stubborn"] = threading.Event()
     pool = ThreadPool(1)
     started = clock.now_ms()
-    running = asyncio.create_task(
-        execute_job(
-            await _claim(harness),
-            driver=harness.driver,
-            worker_id="w1",
-            lease_ms=LEASE,
-            threads=pool,
-        )
-    )
+    running = _executing(harness, threads=pool)
     await eventually(lambda: effects["before"] == 1, what="the body to block on its thread")
     await eventually(
         lambda: clock.next_deadline_ms() == started + 30_000, what="the timeout's timer"
@@ -139,15 +140,7 @@ async def test_a_drained_sync_body_is_interrupted_and_its_attempt_uncounted(
 ) -> None:
     job_id = (await sync_cooperative.enqueue({"order_id": "o-5"})).job_id
     worker_signal = AbortSignal()
-    running = asyncio.create_task(
-        execute_job(
-            await _claim(harness),
-            driver=harness.driver,
-            worker_id="w1",
-            lease_ms=LEASE,
-            parent_signal=worker_signal,
-        )
-    )
+    running = _executing(harness, parent_signal=worker_signal)
     await eventually(lambda: effects["before"] == 1, what="the body to block on its thread")
     worker_signal.abort(FerryError("X_DRAINING", "worker w1 is draining (SIGTERM)", "none"))
     report = await running

@@ -9,6 +9,10 @@ Postgres driver on the project's database (``settings.FERRY``), finds the ``jobs
 scheduler | dev | migrate | ...`` runs the ferry CLI on that database and those jobs.
 """
 
-from ferry.contrib.django.apps import api, driver
+from ferry._extras import require_extra
+
+require_extra("django", feature="ferry.contrib.django")
+
+from ferry.contrib.django.apps import api, driver  # noqa: E402  (asked for above)
 
 __all__ = ["api", "driver"]

@@ -272,16 +272,9 @@ def _sqlalchemy(connection: Any, *, what: str) -> JoinedSession | None:
     return None
 
 
-def _sqlalchemy_statement(dialect: Any, query: str, args: Sequence[object]) -> tuple[str, Any]:
-    """The statement and parameters in the dialect's own placeholder style."""
-    if dialect.paramstyle == "numeric_dollar":  # asyncpg's $n, as the statement has them
-        return query, tuple(args)
-    statement, ordered = positional(query, args)
-    return statement, tuple(ordered)
-
-
-class _SqlAlchemyAsync:
-    blocking = False
+class _SqlAlchemy:
+    """What the async and the sync SQLAlchemy adapters share: the transaction state, the
+    closed-session refusal, the dialect check and the placeholder style."""
 
     def __init__(self, connection: Any, kind: str, what: str) -> None:
         self._connection = connection
@@ -290,6 +283,24 @@ class _SqlAlchemyAsync:
 
     def in_transaction(self) -> bool:
         return bool(self._connection.in_transaction())
+
+    def _closed_for_good(self, refused: Exception) -> FerryError:
+        return _closed(self._what, self.kind)
+
+    def _prepared(self, connection: Any, query: str, args: Sequence[object]) -> tuple[str, Any]:
+        """The statement and parameters in the dialect's own placeholder style, once the
+        connection is known to be PostgreSQL."""
+        dialect = connection.dialect
+        if dialect.name != "postgresql":
+            raise _not_postgres(self._what, self.kind, dialect.name)
+        if dialect.paramstyle == "numeric_dollar":  # asyncpg's $n, as the statement has them
+            return query, tuple(args)
+        statement, ordered = positional(query, args)
+        return statement, tuple(ordered)
+
+
+class _SqlAlchemyAsync(_SqlAlchemy):
+    blocking = False
 
     async def fetch(self, query: str, *args: object) -> Sequence[Row]:
         from sqlalchemy.exc import InvalidRequestError
@@ -303,24 +314,14 @@ class _SqlAlchemyAsync:
                 else self._connection
             )
         except InvalidRequestError as refused:  # a session closed for good
-            raise _closed(self._what, self.kind) from refused
-        if connection.dialect.name != "postgresql":
-            raise _not_postgres(self._what, self.kind, connection.dialect.name)
-        statement, parameters = _sqlalchemy_statement(connection.dialect, query, args)
+            raise self._closed_for_good(refused) from refused
+        statement, parameters = self._prepared(connection, query, args)
         result = await connection.exec_driver_sql(statement, parameters)
         return list(result.mappings().all())
 
 
-class _SqlAlchemySync:
+class _SqlAlchemySync(_SqlAlchemy):
     blocking = True
-
-    def __init__(self, connection: Any, kind: str, what: str) -> None:
-        self._connection = connection
-        self.kind = kind
-        self._what = what
-
-    def in_transaction(self) -> bool:
-        return bool(self._connection.in_transaction())
 
     async def fetch(self, query: str, *args: object) -> Sequence[Row]:
         from sqlalchemy.exc import InvalidRequestError
@@ -333,10 +334,8 @@ class _SqlAlchemySync:
                 else self._connection
             )
         except InvalidRequestError as refused:
-            raise _closed(self._what, self.kind) from refused
-        if connection.dialect.name != "postgresql":
-            raise _not_postgres(self._what, self.kind, connection.dialect.name)
-        statement, parameters = _sqlalchemy_statement(connection.dialect, query, args)
+            raise self._closed_for_good(refused) from refused
+        statement, parameters = self._prepared(connection, query, args)
         return list(connection.exec_driver_sql(statement, parameters).mappings().all())
 
 
