@@ -24,7 +24,6 @@ from ferry.errors import FerryError
 
 _api: Api | None = None
 _driver: PostgresJobDriver | None = None
-_dsn: str | None = None
 
 
 class FerryConfig(AppConfig):
@@ -35,7 +34,7 @@ class FerryConfig(AppConfig):
     verbose_name = "ferry"
 
     def ready(self) -> None:
-        global _api, _driver, _dsn
+        global _api, _driver
         settings = ferry_settings()
         from django.db import connections
 
@@ -50,8 +49,7 @@ class FerryConfig(AppConfig):
                 "join Django's transactions)",
             )
         _api = discover()
-        _dsn = settings.database_url or dsn_of(database.settings_dict)
-        _driver = postgres_job_driver(_dsn, schema=settings.schema)
+        _driver = postgres_job_driver(database_url(), schema=settings.schema)
         set_job_driver(_driver)
         # A sync job body's thread gives back its Django connection as a request would.
         after_each_work(close_old_connections)
@@ -97,10 +95,12 @@ def driver() -> PostgresJobDriver:
 
 
 def database_url() -> str:
-    """The queue's DSN (``manage.py ferry`` hands it to the CLI as ``DATABASE_URL``)."""
-    if _dsn is None:
-        raise _not_ready()
-    return _dsn
+    """The queue's DSN: ``settings.FERRY["DATABASE_URL"]``, else the Django database's as
+    it is now (under a test runner, the test database's)."""
+    from django.db import connections
+
+    settings = ferry_settings()
+    return settings.database_url or dsn_of(connections[settings.database].settings_dict)
 
 
 def _not_ready() -> FerryError:

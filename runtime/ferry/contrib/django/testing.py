@@ -27,8 +27,8 @@ from ferry._bridge import run_sync
 from ferry._clock import FrozenClock
 from ferry._duration import Duration
 from ferry._jobs.facade import set_job_driver
-from ferry.contrib.django.apps import api
-from ferry.contrib.django.settings import dsn_of, ferry_settings
+from ferry.contrib.django.apps import api, database_url
+from ferry.contrib.django.settings import ferry_settings
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
 from ferry.errors import FerryError
 from ferry.testing import Harness, Trace
@@ -46,9 +46,7 @@ class FerryHarness:
         self._database = connections[settings.database]
         self.clock = FrozenClock()
         self.driver: PostgresJobDriver = postgres_job_driver(
-            settings.database_url or dsn_of(self._database.settings_dict),
-            schema=settings.schema,
-            clock=self.clock,
+            database_url(), schema=settings.schema, clock=self.clock
         )
         self.harness = Harness(
             driver=self.driver, clock=self.clock, tasks=list(api().tasks.values())

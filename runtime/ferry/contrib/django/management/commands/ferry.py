@@ -31,8 +31,10 @@ class Command(BaseCommand):
         words: list[str] = list(options["words"])
         if not words:
             raise CommandError("name a ferry command: worker, scheduler, dev, migrate, …")
-        os.environ.setdefault("DATABASE_URL", database_url())
-        os.environ.setdefault("FERRY_SCHEMA", ferry_settings().schema)
+        # The project's settings are the one source: the database (under the test runner,
+        # the test database) and the schema are theirs, whatever the environment says.
+        os.environ["DATABASE_URL"] = database_url()
+        os.environ["FERRY_SCHEMA"] = ferry_settings().schema
         if words[0] in _TAKES_APP and "--app" not in words:
             os.environ.setdefault("FERRY_APP", "ferry.contrib.django.app")
         code = main(words)
