@@ -17,13 +17,13 @@ from typing import TypeAlias, TypeVar
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
+from ferry._bridge import serve
 from ferry._clock import Clock
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._postgres.ledger import read_ledger
 from ferry.drivers._postgres.migrate import apply_migrations
 from ferry.drivers._postgres.queries import Queries
 from ferry.drivers._postgres.reach import connection_refusals
-from ferry.drivers._refusals import not_a_connection
 from ferry.drivers._stores.statements import Plan
 from ferry.errors import FerryError
 
@@ -157,6 +157,7 @@ class Database:
         self.check_open()
         async with self._connecting:
             if self._pool is None:
+                serve()  # the pool is this loop's: sync callers are sent here
                 self._pool = (
                     await asyncpg.create_pool(
                         self._target,
@@ -189,17 +190,3 @@ async def _dedicated_connection(dsn: str, schema: str) -> AsyncIterator[ListenCo
     finally:
         with contextlib.suppress(OSError, asyncpg.InterfaceError, asyncpg.PostgresError):
             await connection.close(timeout=5)
-
-
-def joined(connection: object, what: str) -> asyncpg.Connection[asyncpg.Record]:
-    """``connection`` once it is known to be an asyncpg connection (pool proxies pass too)
-    whose transaction ``what`` (an enqueue, an outbox append) can join; else refused."""
-    if not isinstance(connection, asyncpg.Connection):
-        raise not_a_connection(
-            what,
-            connection,
-            "asyncpg",
-            "pass the asyncpg connection whose transaction it must join: connection=conn "
-            "inside `async with conn.transaction():`",
-        )
-    return connection

@@ -9,9 +9,7 @@ Read the statements themselves in ``sql/queries``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeAlias
-
-import asyncpg
+from typing import Any, Protocol
 
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES
@@ -24,7 +22,8 @@ from ferry.drivers._columns import (
     stored_columns,
 )
 from ferry.drivers._ledger import Migration
-from ferry.drivers._postgres.database import Database, Pool, joined
+from ferry.drivers._postgres.database import Database, Pool
+from ferry.drivers._postgres.joined import Row, joined_session
 from ferry.drivers._postgres.ledger import known_migrations
 from ferry.drivers._postgres.location import pool_location, store_location
 from ferry.drivers._postgres.outbox import PostgresOutbox
@@ -45,8 +44,11 @@ from ferry.drivers.protocol import (
 )
 from ferry.drivers.settle import CANCELLED_BY_OPERATOR, first_of_each, settle_columns
 
-Session: TypeAlias = "Pool | asyncpg.Connection[asyncpg.Record]"
-"""Where an enqueue runs: the pool, or the caller's connection."""
+
+class _Fetches(Protocol):
+    """A pool or a caller's connection: where an enqueue runs."""
+
+    async def fetch(self, query: str, *args: object) -> Sequence[Row]: ...
 
 
 class PostgresJobDriver(SqlJobDriver):
@@ -212,13 +214,14 @@ class PostgresJobDriver(SqlJobDriver):
         await self._listener.close()
         await self._db.close()
 
-    async def _session_for(self, requests: Sequence[EnqueueRequest]) -> Session:
+    async def _session_for(self, requests: Sequence[EnqueueRequest]) -> _Fetches:
         """The caller's connection when the requests join its transaction, else the pool."""
         connection = shared_connection(requests)
-        pool = await self._db.pool()
         if connection is None:
-            return pool
-        return joined(connection, f'enqueue of job "{requests[0].name}"')
+            return await self._db.pool()
+        return await joined_session(
+            connection, self._db, what=f'enqueue of job "{requests[0].name}"'
+        )
 
 
 def _none() -> None:

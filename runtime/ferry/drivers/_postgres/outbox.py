@@ -1,9 +1,10 @@
 """The outbox table in the driver's schema.
 
 ``append`` writes through the caller's connection, inside the caller's transaction, so the
-entry exists exactly when the business write does. The relay reads the same table through
-the driver's own pool. The outbox database need not be the queue's: a relay reads the
-outbox of one driver and publishes to whatever job driver is configured.
+entry exists exactly when the business write does (``joined`` says which connections). The
+relay reads the same table through the driver's own pool. The outbox database need not be
+the queue's: a relay reads the outbox of one driver and publishes to whatever job driver is
+configured.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ferry.drivers._columns import json_text
-from ferry.drivers._outbox import checked_entry, outside_transaction
-from ferry.drivers._postgres.database import Database, joined
+from ferry.drivers._outbox import SyncAppend, checked_entry
+from ferry.drivers._postgres.database import Database
+from ferry.drivers._postgres.joined import joined_session
 from ferry.drivers._postgres.wake import ChannelWake
 from ferry.drivers._stores.outbox import SqlOutboxRelay
 
 
-class PostgresOutbox(SqlOutboxRelay):
+class PostgresOutbox(SyncAppend, SqlOutboxRelay):
     """``outbox`` (migration 3); woken on the schema's outbox channel."""
 
     def __init__(self, database: Database, wake: Callable[[], ChannelWake]) -> None:
@@ -28,17 +30,15 @@ class PostgresOutbox(SqlOutboxRelay):
 
     async def append(self, type: str, payload: Any, *, connection: Any) -> str:
         document = checked_entry(type, payload)
-        joined_connection = joined(connection, f'outbox append of "{type}"')
-        if not joined_connection.is_in_transaction():
-            raise outside_transaction(
-                type, "append inside `async with conn.transaction():`, with the business write"
-            )
-        await self._db.open()
+        session = await joined_session(
+            connection, self._db, what=f'outbox append of "{type}"', transaction=True
+        )
         sql, arguments = self._db.queries.bind(
             "outbox_append",
             {"type": type, "payload": json_text(document), "now": self._db.clock.now_ms()},
         )
-        entry_id: str = await joined_connection.fetchval(sql, *arguments)
+        [row] = await session.fetch(sql, *arguments)
+        entry_id: str = row["id"]
         return entry_id
 
     def wake(self) -> ChannelWake:

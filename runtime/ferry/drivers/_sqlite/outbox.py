@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ferry.drivers._columns import json_text
-from ferry.drivers._outbox import checked_entry, outside_transaction
+from ferry.drivers._outbox import SyncAppend, checked_entry, outside_transaction
 from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._sqlite.database import Database
 from ferry.drivers._sqlite.joined import joined_connection
@@ -19,7 +19,7 @@ from ferry.drivers._sqlite.wake import SqliteWake
 from ferry.drivers._stores.outbox import SqlOutboxRelay
 
 
-class SqliteOutbox(SqlOutboxRelay):
+class SqliteOutbox(SyncAppend, SqlOutboxRelay):
     """``ferry_outbox``; woken by the driver's commit watcher."""
 
     def __init__(self, database: Database, wake: SqliteWake, start_watching: Any) -> None:
