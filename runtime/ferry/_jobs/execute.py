@@ -5,6 +5,12 @@ nothing else calls a job body. The order on a timeout is the whole point: the si
 aborted first and the body gets a grace period, and only then is the attempt failed —
 failing it re-queues the run, and a body still running after that would be a second
 copy of one job writing into the same run.
+
+The accounting is honest when the fence speaks: a settle or a step write the store
+refuses (the run is no longer this worker's) ends the attempt ``superseded`` — never
+``completed`` or ``failed`` — and its lease counts as lost, once per lapse however the
+worker learns of it: a whole window with no renewal landing (while the body runs, or while
+its settle is in flight), the fence refusing a write, or a settle that could not be sent.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ from typing import Any, Protocol, cast
 
 from pydantic import ValidationError
 
+from ferry._aio import supervise
 from ferry._jobs.context import JobContext
 from ferry._jobs.definition import JobDefinition, Settled
-from ferry._jobs.heartbeat import LeaseKeeper
+from ferry._jobs.heartbeat import HeldLease, LeaseKeeper
 from ferry._jobs.observer import REPORTED, ExecutionObserver, ExecutionOutcome, ExecutionReport
 from ferry._jobs.policy import Caps
 from ferry._jobs.registry import resolve_job
@@ -50,6 +57,11 @@ BUSY_RETRY_MS = 250
 
 _ABANDON_ON = frozenset({"X_TIMEOUT", "X_LEASE_LOST", "X_CANCELLED"})
 """Abort reasons after which execute_job itself stops waiting (drain has its own deadline)."""
+
+_LEASE_LOST_FIX = (
+    "check this worker's connection to the store (and its CPU: a stalled loop renews "
+    "nothing); alert on job_leases_lost_total — see docs/ops/runbooks/lease-lost.md"
+)
 
 
 async def execute_job(
@@ -122,6 +134,9 @@ class _Execution:
     __slots__ = (
         "_ended",
         "_grace",
+        "_lapse_reported",
+        "_lease",
+        "_refused_step",
         "caps",
         "claimed",
         "clock",
@@ -167,6 +182,12 @@ class _Execution:
         """What the body last reported through ``progress(current, total)``."""
         self._ended: asyncio.Future[None] | None = None
         self._grace: asyncio.Task[None] | None = None
+        self._lease: HeldLease | None = None
+        """The lease the keeper renews (and, once the body ended, watches) for this run."""
+        self._lapse_reported = False
+        """This attempt's lost lease was logged and counted: a lapse counts once."""
+        self._refused_step: str | None = None
+        """The step whose write the fence refused, if one was."""
 
     @property
     def job_id(self) -> str:
@@ -273,13 +294,13 @@ class _Execution:
             else None
         )
         self.signal.add_listener(self._aborted)
-        lease = self.keeper.hold(self)
+        lease = self._lease = self.keeper.hold(self)
         try:
             await ended
         except asyncio.CancelledError:
             # The worker stopped waiting (drain deadline): abandon without settling, so
             # the lease lapses and the attempt counts.
-            body.cancel()
+            self._abandon(body)
             self.keeper.drop(lease)
             raise
         finally:
@@ -287,11 +308,26 @@ class _Execution:
             for task in (timer, self._grace):
                 if task is not None:
                     task.cancel()
-        await self.keeper.release(lease)
-        if not body.done():
-            body.cancel()  # abandoned: not awaited, so a body that ignores cancel can't hang us
-            return await self._after_abort(definition, parsed, abandoned=True)
-        return await self._verdict(definition, parsed, body)
+        # From here the lease is renewed no more but watched until the settle answers.
+        await self.keeper.stop_renewing(lease)
+        try:
+            if not body.done():
+                self._abandon(body)
+                return await self._after_abort(definition, parsed, abandoned=True)
+            return await self._verdict(definition, parsed, body)
+        finally:
+            self.keeper.drop(lease)
+
+    def _abandon(self, body: asyncio.Task[Any]) -> None:
+        """Cancel a body nobody waits for any more (not awaited, so a body that ignores
+        cancel cannot hang the worker); whatever it raises in the end is still logged."""
+        body.cancel()
+        supervise(
+            body,
+            logger=logger,
+            event="jobs.attempt.failed",
+            fields={"job_id": self.claimed.id, "job": self.claimed.name, "abandoned": True},
+        )
 
     def _arguments(self, definition: JobDefinition[Any, Any], parsed: Any) -> dict[str, Any]:
         """The keyword arguments the body declares, and only those (a body that takes only
@@ -311,6 +347,7 @@ class _Execution:
                     signal=self.signal,
                     clock=self.clock,
                     observer=self.observer,
+                    fenced=self.step_refused,
                 )
             elif name == "ctx":
                 arguments[name] = JobContext(
@@ -344,6 +381,12 @@ class _Execution:
     def _aborted(self, reason: FerryError) -> None:
         if reason.code in _ABANDON_ON and self._grace is None:  # a drain: the worker's deadline
             self._grace = asyncio.create_task(self._end_after_grace())
+            supervise(
+                self._grace,
+                logger=logger,
+                event="jobs.attempt.abandoned",
+                fields={"job_id": self.claimed.id, "job": self.claimed.name},
+            )
 
     async def _verdict(
         self, definition: JobDefinition[Any, Any], parsed: Any, body: asyncio.Task[Any]
@@ -354,11 +397,11 @@ class _Execution:
                 result = to_json(body.result(), what=f'job "{definition.name}" result')
             except FerryError as not_json:
                 return await self._failed(definition, parsed, not_json)
-            landed = await self.settler.ack(
-                self.claimed.id,
+            report = await self._settle(
                 AckOptions(self.worker_id, result, self._elapsed(), self.progress),
+                "completed",
+                None,
             )
-            report = self._report("completed", None, landed)
             await self._settled(definition, report, parsed, result)
             return report
         if isinstance(error, Parked):
@@ -391,6 +434,8 @@ class _Execution:
         if reason.code == "X_DRAINING":
             return await self._nack("interrupted", reason)
         if reason.code == "X_LEASE_LOST":
+            if self._refused_step is not None:
+                return await self._superseded(step=self._refused_step)
             return self._report("lease-lost", reason, landed=False)
         if reason.code == "X_CANCELLED":
             report = await self._nack("cancelled", reason)
@@ -438,8 +483,7 @@ class _Execution:
         error: FerryError | None,
         run_at_ms: int | None = None,
     ) -> ExecutionReport:
-        landed = await self.settler.nack(
-            self.claimed.id,
+        return await self._settle(
             NackOptions(
                 worker_id=self.worker_id,
                 outcome=outcome,
@@ -450,8 +494,108 @@ class _Execution:
                 else None,
                 progress=self.progress,
             ),
+            REPORTED[outcome],
+            error,
         )
-        return self._report(REPORTED[outcome], error, landed)
+
+    async def _settle(
+        self,
+        verdict: AckOptions | NackOptions,
+        outcome: ExecutionOutcome,
+        error: FerryError | None,
+    ) -> ExecutionReport:
+        """Send the attempt's verdict (fenced on this worker) and report how it went: as
+        ``outcome`` when it landed, ``superseded`` when the fence refused it, ``lease-lost``
+        when it could not be sent at all."""
+        try:
+            if isinstance(verdict, AckOptions):
+                landed = await self.settler.ack(self.claimed.id, verdict)
+            else:
+                landed = await self.settler.nack(self.claimed.id, verdict)
+        except Exception as failure:
+            return self._unsettled(failure)
+        finally:
+            if self._lease is not None:
+                self.keeper.drop(self._lease)  # answered: its window is no longer watched
+        if not landed:
+            return await self._superseded(verdict=outcome)
+        return self._report(outcome, error, landed=True)
+
+    def _unsettled(self, failure: Exception) -> ExecutionReport:
+        """The settle raised (the store unreachable, a lock held past its timeout): nothing
+        renews the lease any more, so it lapses and the run is redelivered — a lost lease,
+        counted now rather than when nobody is left to notice."""
+        reason = FerryError(
+            "X_LEASE_LOST",
+            f"worker {self.worker_id} could not settle run {self.claimed.id} "
+            f"({type(failure).__name__}: {failure}); its lease lapses and the run is "
+            "redelivered",
+            _LEASE_LOST_FIX,
+        )
+        self._lapse(seen_by="settle-failed", error=f"{type(failure).__name__}: {failure}")
+        return self._report("lease-lost", reason, landed=False)
+
+    async def _superseded(
+        self, *, step: str | None = None, verdict: ExecutionOutcome | None = None
+    ) -> ExecutionReport:
+        """The fence refused a write — the settle (carrying ``verdict``), or ``step``'s
+        record: the run is no longer this worker's. Reported as ``superseded``, whatever
+        the verdict would have been; the lease counts as lost unless its lapse already did."""
+        write = "settle" if step is None else f'step "{step}"'
+        holder, state = await self._holder_now()
+        self._lapse(
+            seen_by="settle" if step is None else "step",
+            refused=write,
+            holder=holder,
+            holder_state=state,
+            verdict=verdict,
+        )
+        now_held = f"held by {holder}" if holder else f"{state or 'in an unknown state'}"
+        reason = FerryError(
+            "X_LEASE_LOST",
+            f"the {write} of run {self.claimed.id} attempt {self.claimed.attempt} was refused: "
+            f"worker {self.worker_id} no longer holds the run (now {now_held})",
+            _LEASE_LOST_FIX,
+        )
+        return self._report("superseded", reason, landed=False)
+
+    async def _holder_now(self) -> tuple[str | None, str | None]:
+        """Who holds the run now (None when nobody's lease is live) and its state, read from
+        storage — or (None, None) when that read fails too."""
+        try:
+            run = await self.driver.introspect.get_run(self.claimed.id)
+        except Exception:  # the line is written anyway, without the holder
+            return None, None
+        if run is None:
+            return None, None
+        live = (
+            run.summary.state == "running"
+            and run.lease_expires_at_ms is not None
+            and run.lease_expires_at_ms > self.clock.now_ms()
+        )
+        return (run.locked_by if live else None), run.summary.state
+
+    def _lapse(self, *, seen_by: str, **facts: object) -> None:
+        """Log this attempt's lost lease (``jobs.lease.lost``, error) and count it on
+        ``job_leases_lost_total`` — the count once per lapse, however many ways the worker
+        learns of it; a later refused write is logged again, with who holds the run now."""
+        counted = not self._lapse_reported
+        self._lapse_reported = True
+        logger.error(
+            "jobs.lease.lost",
+            extra={
+                "job_id": self.claimed.id,
+                "job": self.claimed.name,
+                "queue": self.claimed.queue,
+                "attempt": self.claimed.attempt,
+                "worker_id": self.worker_id,
+                "seen_by": seen_by,
+                "counted": counted,
+                **{k: v for k, v in facts.items() if v is not None},
+            },
+        )
+        if counted:
+            self.observer.lease_lost(self.claimed.name, self.claimed.id, self.claimed.queue)
 
     async def _settled(
         self,
@@ -508,21 +652,29 @@ class _Execution:
         )
 
     def lease_lost(self) -> None:
-        logger.error(
-            "jobs.lease.lost",
-            extra={
-                "job_id": self.claimed.id,
-                "job": self.claimed.name,
-                "queue": self.claimed.queue,
-            },
-        )
-        self.observer.lease_lost(self.claimed.name, self.claimed.id, self.claimed.queue)
+        """A whole window passed with no renewal landing (the body may still run, or its
+        settle be in flight): counted now, and the body told to stop."""
+        if not self._lapse_reported:
+            self._lapse(seen_by="renewal", window_ms=self.lease_ms)
         self.signal.abort(
             FerryError(
                 "X_LEASE_LOST",
                 f"worker {self.worker_id} renewed no lease on run {self.claimed.id} for "
                 f"{self.lease_ms} ms; the queue may hand it to another worker",
-                "check the database connection of this worker; alert on job_leases_lost_total",
+                _LEASE_LOST_FIX,
+            )
+        )
+
+    def step_refused(self, step_name: str) -> None:
+        """The fence refused a step's write: another worker holds the run. The body is told
+        to stop; the attempt ends ``superseded`` (``_after_abort``)."""
+        self._refused_step = step_name
+        self.signal.abort(
+            FerryError(
+                "X_LEASE_LOST",
+                f'step "{step_name}" of run {self.claimed.id} was refused: worker '
+                f"{self.worker_id} no longer holds the run",
+                _LEASE_LOST_FIX,
             )
         )
 

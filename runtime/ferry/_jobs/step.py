@@ -52,6 +52,7 @@ class Step:
         signal: AbortSignal,
         clock: Clock,
         observer: StepObserver | None = None,
+        fenced: Callable[[str], None] | None = None,
     ) -> None:
         self._job_name = job_name
         self._job_id = job_id
@@ -60,6 +61,9 @@ class Step:
         self._signal = signal
         self._clock = clock
         self._observer = observer
+        self._fenced = fenced
+        """Told the name of a step whose record the fence refused (the run is another
+        worker's now) before ``step.run`` raises, so the attempt ends ``superseded``."""
         self._recorded: Mapping[str, StepRecord] | None = None
         self._seen: set[str] = set()
 
@@ -133,6 +137,8 @@ class Step:
 
     async def _record(self, record: StepRecord) -> None:
         if not await self._store.record(self._job_id, record, worker_id=self._worker_id):
+            if self._fenced is not None:
+                self._fenced(record.name)
             raise FerryError(
                 "X_LEASE_LOST",
                 f'step "{record.name}" of job "{self._job_name}" was not recorded: this '

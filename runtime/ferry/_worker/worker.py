@@ -30,7 +30,7 @@ import time
 from collections.abc import Awaitable, Iterable, Sequence
 from typing import Any
 
-from ferry._aio import first_of
+from ferry._aio import first_of, supervise
 from ferry._identity import new_worker_id
 from ferry._jobs.declaration import JobHandle, declared_jobs
 from ferry._jobs.definition import JobDefinition
@@ -119,6 +119,8 @@ class JobWorker:
         self._limits: dict[str, int] = {}
         self._keeper: LeaseKeeper | None = None
         self._prepared = False
+        self._crash: BaseException | None = None
+        """What ended the round-trip loop, if a bug did: ``run()`` raises it after the drain."""
 
     @property
     def driver(self) -> JobDriver:
@@ -143,12 +145,12 @@ class JobWorker:
         if self.metrics is not None:
             self.metrics.serve_queues(self.queues or sorted({d.queue for d in definitions}))
             self.metrics.follow_wake(lambda: wake.healthy)
-            self._background.append(
-                asyncio.create_task(
-                    sample_queue_depth(self.driver, self.metrics, self._stats_interval_ms),
-                    name="ferry-queue-depth",
-                )
+            sampling = asyncio.create_task(
+                sample_queue_depth(self.driver, self.metrics, self._stats_interval_ms),
+                name="ferry-queue-depth",
             )
+            supervise(sampling, logger=logger, event="jobs.stats.failed")
+            self._background.append(sampling)
         logger.info(
             "jobs.worker.started",
             extra={
@@ -159,6 +161,21 @@ class JobWorker:
             },
         )
         self._loop = asyncio.create_task(self._round_trips(), name="ferry-round-trips")
+        supervise(
+            self._loop,
+            logger=logger,
+            event="jobs.worker.crashed",
+            fields={"worker_id": self.worker_id, "during": "round-trips"},
+            then=self._crashed,
+        )
+
+    def _crashed(self, error: BaseException) -> None:
+        """The round-trip loop raised (a bug): nothing claims or settles any more, so the
+        worker drains — held runs hear ``X_DRAINING`` and are abandoned by the deadline —
+        and ``run()`` raises ``error``, so the process exits and is restarted instead of
+        answering ``/livez`` while it does nothing."""
+        self._crash = error
+        self.drain("worker-crashed")
 
     async def run_due(self) -> int:
         """Claim what is due now, up to the free capacity, and run each claimed attempt to
@@ -223,6 +240,8 @@ class JobWorker:
         await self.start()
         await self.wait_stopped()
         await self.close()
+        if self._crash is not None:
+            raise self._crash
 
     async def close(self) -> None:
         """Stop, waiting for held runs (the driver, and its wake, stay open: the caller's)."""
@@ -233,23 +252,31 @@ class JobWorker:
             self._stopping.set()
             self._nudge.set()
             self._teardown = asyncio.create_task(self._wind_down(), name="ferry-teardown")
+            supervise(
+                self._teardown,
+                logger=logger,
+                event="jobs.worker.crashed",
+                fields={"worker_id": self.worker_id, "during": "teardown"},
+            )
         return self._teardown
 
     async def _wind_down(self) -> None:
-        # The round-trip loop claims no more but keeps settling what the held runs submit.
-        held = dict(self._held)
-        for task in await self._drain.wait_for(list(held)):
-            self._report_abandoned(held[task])
-        if self._loop is not None:
-            # Whatever ended the loop, it is over once nothing is held or waits to settle.
-            await asyncio.gather(self._loop, return_exceptions=True)
-        for task in self._background:
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
-        if self._keeper is not None:
-            await self._keeper.close()
-        logger.info("jobs.worker.stopped", extra={"worker_id": self.worker_id})
-        self._stopped.set()
+        try:
+            # The round-trip loop claims no more but keeps settling what the held runs submit.
+            held = dict(self._held)
+            for task in await self._drain.wait_for(list(held)):
+                self._report_abandoned(held[task])
+            if self._loop is not None:
+                # Whatever ended the loop, it is over once nothing is held or waits to settle.
+                await asyncio.gather(self._loop, return_exceptions=True)
+            for task in self._background:
+                task.cancel()
+            await asyncio.gather(*self._background, return_exceptions=True)
+            if self._keeper is not None:
+                await self._keeper.close()
+            logger.info("jobs.worker.stopped", extra={"worker_id": self.worker_id})
+        finally:
+            self._stopped.set()  # a teardown that raised still ends the role: run() returns
 
     def _report_abandoned(self, run: ClaimedJob) -> None:
         logger.error(
