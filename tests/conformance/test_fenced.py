@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -46,19 +46,6 @@ the first the worker hears of it is the fence refusing a write."""
 def _fresh() -> None:
     jobs_fixture.reset()
     held.clear()
-
-
-@pytest.fixture
-async def unretrieved() -> AsyncIterator[list[str]]:
-    """What asyncio's exception handler was handed while the test ran (a task whose
-    error nobody read says so when it is collected)."""
-    loop = asyncio.get_running_loop()
-    seen: list[str] = []
-    previous = loop.get_exception_handler()
-    loop.set_exception_handler(lambda _, context: seen.append(str(context.get("message"))))
-    yield seen
-    gc.collect()
-    loop.set_exception_handler(previous)
 
 
 def lost_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:

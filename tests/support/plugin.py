@@ -132,6 +132,19 @@ def redis_prefix(new_redis_prefix: Callable[[], str]) -> str:
 
 
 @pytest.fixture
+async def unretrieved() -> AsyncIterator[list[str]]:
+    """What asyncio's exception handler was handed while the test ran — a task whose error
+    nobody read ("Task exception was never retrieved") says so there when it is collected;
+    the list is final once the test called ``gc.collect()``."""
+    loop = asyncio.get_running_loop()
+    seen: list[str] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _, context: seen.append(str(context.get("message"))))
+    yield seen
+    loop.set_exception_handler(previous)
+
+
+@pytest.fixture
 def clock() -> Clock:
     """The test's clock: frozen, so only ``clock.advance`` moves time."""
     return FrozenClock()
