@@ -24,8 +24,9 @@ class WorkerMetrics:
         self.registry = registry
         self.leases_lost = Counter(
             "job_leases_lost",
-            "Runs whose lease lapsed under a running body (a whole window with no renewal "
-            "landing): the queue may hand them to a second worker. Alert on any increase.",
+            "Attempts whose lease lapsed, once per lapse: a whole window with no renewal "
+            "landing, the fence refusing a settle or step write, or a settle that could not "
+            "be sent. The run may execute twice. Alert on any increase.",
             ["queue"],
             registry=registry,
         )
@@ -37,7 +38,8 @@ class WorkerMetrics:
         )
         self.runs = Counter(
             "job_runs",
-            "Attempts this worker ended, by outcome.",
+            "Attempts this worker ended, by outcome (a settle the fence refused is "
+            "superseded, never completed).",
             ["queue", "job", "outcome"],
             registry=registry,
         )
