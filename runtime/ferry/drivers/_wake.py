@@ -224,6 +224,8 @@ class Listener(Health):
                 self._logger.warning(
                     "jobs.wake.lost", extra={"error": f"{type(error).__name__}: {error}"}
                 )
+            else:  # the server closed it (a restart, a failover): as much a loss
+                self._logger.warning("jobs.wake.lost", extra={"error": "the session was closed"})
             if self.healthy:
                 failures = 0  # it did listen: the next reconnect starts from the first delay
             self._set_healthy(False)
