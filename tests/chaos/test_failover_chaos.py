@@ -11,6 +11,9 @@ acknowledged once the standby has it.
 from __future__ import annotations
 
 import asyncio
+import shutil
+import socket
+import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -20,6 +23,7 @@ import asyncpg
 import pytest
 from support.pg_cluster import PgNode, multi_host_dsn
 from support.processes import FerryProcess, Fleet
+from support.tcp_proxy import TcpProxy
 from support.waiting import eventually
 from worker import app
 from worker.conftest import app_installed
@@ -37,26 +41,48 @@ RECOVERY_BOUND_S = 90.0
 
 @dataclass
 class Cluster:
+    """Two nodes, each reached by its clients through a proxy: the network to its host,
+    which the test can cut (replication between the nodes goes direct)."""
+
     primary: PgNode
     standby: PgNode
+    network: dict[str, TcpProxy]
+    """Node name -> the proxy its clients reach it through."""
+    leader: PgNode
+    """The node that accepts writes now (the test moves it): where the test reads, and
+    where the application's own connection writes its outbox entries."""
 
     @property
     def dsn(self) -> str:
-        return multi_host_dsn(self.primary, self.standby)
+        """The fleet's URL: both hosts, whichever accepts writes, each host given 2 s to
+        answer and each statement 5 s (``connect_timeout``, ``command_timeout``)."""
+        hosts = (f"{proxy.host}:{proxy.port}" for proxy in self.network.values())
+        return multi_host_dsn(*hosts) + "&connect_timeout=2&command_timeout=5"
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    """A primary streaming synchronously to a standby, both on loopback ports."""
-    primary, standby = PgNode("p", tmp_path / "p"), PgNode("s", tmp_path / "s")
+def cluster() -> Iterator[Cluster]:
+    """A primary streaming synchronously to a standby, both on loopback ports.
+
+    Their data lives outside pytest's temporary tree: another pytest session on the machine
+    resets that tree's root to owner-only, which the servers' own user must traverse."""
+    base = Path(tempfile.mkdtemp(prefix="ferry-failover-"))
+    primary, standby = PgNode("p", base / "p"), PgNode("s", base / "s")
+    network = {
+        node.name: TcpProxy((socket.AF_INET, ("127.0.0.1", node.port)))
+        for node in (primary, standby)
+    }
     try:
         primary.init_primary()
         standby.clone_standby_of(primary)
         primary.synchronous_standby()
-        yield Cluster(primary, standby)
+        yield Cluster(primary, standby, network, leader=primary)
     finally:
+        for proxy in network.values():
+            proxy.close()
         for node in (primary, standby):
             node.stop_quietly()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture
@@ -76,7 +102,7 @@ async def queue(
 class Producers:
     """Runs enqueued directly and through the outbox, each key kept once acknowledged."""
 
-    dsn: str
+    cluster: Cluster
     driver: PostgresJobDriver
     acked: dict[str, float] = field(default_factory=dict)
     """Key -> when its enqueue (or outbox commit) was acknowledged (monotonic)."""
@@ -102,7 +128,7 @@ class Producers:
         while not self.stop.is_set():
             key = f"o{n}"
             try:
-                connection = await asyncpg.connect(self.dsn, timeout=5)
+                connection = await asyncpg.connect(self.cluster.leader.dsn, timeout=5)
                 try:
                     async with connection.transaction():
                         payload = {"key": key, "step_ms": [20]}
@@ -129,9 +155,9 @@ class Roles:
         return [*self.workers, *self.schedulers, self.relay]
 
 
-async def chain_runs(dsn: str) -> dict[str, tuple[str, int]]:
+async def chain_runs(cluster: Cluster) -> dict[str, tuple[str, int]]:
     """Every run of ``chain`` on the primary: key -> (state, attempts)."""
-    connection = await asyncpg.connect(dsn, timeout=5)
+    connection = await asyncpg.connect(cluster.leader.dsn, timeout=5)
     try:
         rows = await connection.fetch(
             f"SELECT idempotency_key, state, attempts FROM {SCHEMA}.jobs WHERE name = 'chain'"
@@ -141,9 +167,9 @@ async def chain_runs(dsn: str) -> dict[str, tuple[str, int]]:
     return {r["idempotency_key"].removeprefix("chain:"): (r["state"], r["attempts"]) for r in rows}
 
 
-async def first_completion_after(dsn: str, since_ms: int) -> int | None:
+async def first_completion_after(cluster: Cluster, since_ms: int) -> int | None:
     """When the first run of ``chain`` finished after ``since_ms`` (epoch ms), if one has."""
-    connection = await asyncpg.connect(dsn, timeout=5)
+    connection = await asyncpg.connect(cluster.leader.dsn, timeout=5)
     try:
         finished: int | None = await connection.fetchval(
             f"SELECT min(finished_at_ms) FROM {SCHEMA}.jobs "
@@ -160,26 +186,50 @@ _DOWN = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
 """What a read of the cluster raises while no primary answers."""
 
 
+async def first_steps_after(
+    effects: asyncpg.Connection, schema: str, since_ms: int
+) -> dict[str, int]:
+    """When each worker first ran a step after ``since_ms`` (epoch ms), by worker id."""
+    rows = await effects.fetch(
+        "SELECT worker, (extract(epoch FROM min(at)) * 1000)::bigint AS first "
+        f'FROM "{schema}".effects WHERE at > to_timestamp($1 / 1000.0) GROUP BY worker',
+        since_ms,
+    )
+    return {row["worker"]: row["first"] for row in rows}
+
+
 async def recovered(
     cluster: Cluster,
     driver: PostgresJobDriver,
     roles: Roles,
     producers: Producers,
+    effects: tuple[asyncpg.Connection, str],
     *,
     lost_at_ms: int,
+    promoted_at_ms: int,
     listening_before: list[int],
 ) -> dict[str, float]:
-    """Wait until every role works on the new primary; answers when each was seen to
-    (seconds after the primary was lost; runs: when the first one finished, per the store).
-    ``listening_before``: each worker's count of LISTEN sessions opened before the loss."""
+    """Wait until every role works on the new primary; answers when each was seen to, in
+    seconds after the primary was lost: ``runs`` when the first run finished on the new
+    primary and ``every worker`` when the last worker ran a step there (per the rows);
+    the others when the test saw them. ``listening_before``: each worker's count of LISTEN
+    sessions opened before the loss."""
     lost_at = time.monotonic() - (driver.clock.now_ms() - lost_at_ms) / 1000
     seen: dict[str, float] = {}
+    worker_ids = [w.worker_id for w in roles.workers]
 
     async def runs_complete() -> bool:
-        first = await first_completion_after(cluster.dsn, lost_at_ms)
+        first = await first_completion_after(cluster, promoted_at_ms)
         if first is not None:
             seen["runs"] = (first - lost_at_ms) / 1000
         return first is not None
+
+    async def every_worker() -> bool:
+        first = await first_steps_after(*effects, promoted_at_ms)
+        if not all(w in first for w in worker_ids):
+            return False
+        seen["every worker"] = (max(first[w] for w in worker_ids) - lost_at_ms) / 1000
+        return True
 
     async def wakes_back() -> bool:
         return all(
@@ -193,8 +243,7 @@ async def recovered(
     async def relay_back() -> bool:
         appended = [k for k, at in producers.acked.items() if k[0] == "o" and at > lost_at]
         return (
-            bool(appended)
-            and (await chain_runs(cluster.dsn)).get(appended[0], ("",))[0] == "completed"
+            bool(appended) and (await chain_runs(cluster)).get(appended[0], ("",))[0] == "completed"
         )
 
     async def leader_back() -> bool:
@@ -217,6 +266,7 @@ async def recovered(
 
     await asyncio.gather(
         wait("runs completing", runs_complete),
+        wait("every worker running steps", every_worker),
         wait("LISTEN sessions", wakes_back),
         wait("relay publishing", relay_back),
         wait("leader lease renewed", leader_back),
@@ -224,15 +274,24 @@ async def recovered(
     return seen
 
 
+@pytest.mark.parametrize("primary_lost", ["stopped", "unreachable"])
 async def test_the_fleet_survives_a_failover_and_a_switchover_losing_nothing(
-    cluster: Cluster, queue: PostgresJobDriver, postgres_dsn: str, pg_schema: str, tmp_path: Path
+    primary_lost: str,
+    cluster: Cluster,
+    queue: PostgresJobDriver,
+    db: asyncpg.Connection,
+    postgres_dsn: str,
+    pg_schema: str,
+    tmp_path: Path,
 ) -> None:
     """Budget: two workers (concurrency 8, lease 3 s), two schedulers (tick 0.2 s, lease
     3 s) and a relay on the multi-host URL; the test enqueues 4 runs every 100 ms and
     commits an outbox entry every 200 ms throughout. Failover: the primary is killed
-    (``pg_ctl stop -m immediate``) and the standby promoted. Switchover: the old primary is
-    rewound into a standby of the new one (``pg_rewind``), the new primary stopped cleanly
-    and the old one promoted back. Each recovery is guarded at 90 s.
+    (``pg_ctl stop -m immediate``) and the standby promoted — ``stopped``: its connections
+    close with it; ``unreachable``: its host drops off the network first, so every
+    connection to it, open or new, hangs unanswered (a machine that lost power).
+    Switchover: the old primary is rewound into a standby of the new one (``pg_rewind``),
+    the new primary stopped cleanly and the old one promoted back. Each recovery is guarded at 90 s.
 
     Invariants: no role restarts; after each move every worker's runs complete again on
     the new primary, its LISTEN session reconnects there, the relay publishes again and
@@ -242,7 +301,7 @@ async def test_the_fleet_survives_a_failover_and_a_switchover_losing_nothing(
     effects = {"EFFECTS_DATABASE_URL": postgres_dsn, "EFFECTS_SCHEMA": pg_schema}
     fleet = Fleet(cluster.dsn, SCHEMA, tmp_path, overrides=effects)
     json_logs = ["--log-format", "json"]
-    producers = Producers(cluster.dsn, queue)
+    producers = Producers(cluster, queue)
     producing: list[asyncio.Task[None]] = []
     try:
         workers = [
@@ -258,7 +317,7 @@ async def test_the_fleet_survives_a_failover_and_a_switchover_losing_nothing(
         ]
 
         async def completed() -> int:
-            runs = await chain_runs(cluster.dsn)
+            runs = await chain_runs(cluster)
             return sum(1 for state, _ in runs.values() if state == "completed")
 
         async def under_way(since: int) -> None:
@@ -275,46 +334,61 @@ async def test_the_fleet_survives_a_failover_and_a_switchover_losing_nothing(
                 else (cluster.standby, cluster.primary)
             )
             if move == "switchover":
-                # The old primary, rewound, follows the new one until it is promoted back.
+                # The old primary, back on the network and rewound, follows the new one
+                # until it is promoted back.
+                cluster.network["p"].heal()
                 await asyncio.to_thread(cluster.primary.rewind_onto, cluster.standby)
                 await eventually(
                     lambda: streaming_to(cluster.standby), what="the rewound node streaming"
                 )
             await under_way(await completed())
+            before = (await leases_lost(workers), await reruns(cluster))
             listening = [len(w.events("jobs.wake.listening")) for w in workers]
             lost_at_ms = queue.clock.now_ms()
             started = time.monotonic()
+            if move == "failover" and primary_lost == "unreachable":
+                cluster.network["p"].cut()
             await asyncio.to_thread(old.stop, "immediate" if move == "failover" else "fast")
             await asyncio.to_thread(new.promote)
+            cluster.leader = new
             promoted = time.monotonic() - started
             seen = await recovered(
-                cluster, queue, roles, producers, lost_at_ms=lost_at_ms, listening_before=listening
+                cluster,
+                queue,
+                roles,
+                producers,
+                (db, pg_schema),
+                lost_at_ms=lost_at_ms,
+                promoted_at_ms=queue.clock.now_ms(),
+                listening_before=listening,
             )
-            figures[move] = {"promoted": promoted, **seen}
-            print(f"{move}: " + ", ".join(f"{k} at {v:.1f} s" for k, v in seen.items()))
+            figures[move] = {
+                "promoted": promoted,
+                **seen,
+                "leases lost": await leases_lost(workers) - before[0],
+                "runs re-run": await reruns(cluster) - before[1],
+            }
+            print(f"{primary_lost} {move}: {figures[move]}")
             assert all(node.running for node in roles.every), "no role restarted"
 
         producers.stop.set()
         await asyncio.gather(*producing)
 
         async def all_acked_completed() -> bool:
-            runs = await chain_runs(cluster.dsn)
+            runs = await chain_runs(cluster)
             return all(runs.get(key, ("",))[0] == "completed" for key in producers.acked)
 
         await eventually(
             all_acked_completed, within_s=RECOVERY_BOUND_S, what="every acknowledged run completed"
         )
-        runs = await chain_runs(cluster.dsn)
+        runs = await chain_runs(cluster)
         assert set(producers.acked) <= set(runs), "no acknowledged run is lost"
-        reruns = sum(attempts - 1 for _, attempts in runs.values())
-        lost_leases = sum(
-            [await w.metric("job_leases_lost_total", queue="default") or 0 for w in workers]
-        )
         print(
-            f"{len(producers.acked)} runs acknowledged ({producers.refused} enqueues refused "
-            f"and retried), 0 lost; {lost_leases:.0f} leases counted lost, {reruns} runs re-run; "
-            f"resumed {figures['failover']['runs']:.1f} s after the failover, "
-            f"{figures['switchover']['runs']:.1f} s after the switchover"
+            f"{primary_lost}: {len(producers.acked)} runs acknowledged ({producers.refused} "
+            f"enqueues refused and retried), 0 lost; {await leases_lost(workers):.0f} leases "
+            f"counted lost, {await reruns(cluster)} runs re-run; every worker resumed "
+            f"{figures['failover']['every worker']:.1f} s after the failover, "
+            f"{figures['switchover']['every worker']:.1f} s after the switchover"
         )
         assert all(node.running for node in roles.every), "no role restarted"
     finally:
@@ -324,6 +398,15 @@ async def test_the_fleet_survives_a_failover_and_a_switchover_losing_nothing(
         await asyncio.gather(*producing, return_exceptions=True)
         await fleet.close()
         print(fleet.logs())
+
+
+async def leases_lost(workers: list[FerryProcess]) -> float:
+    return sum([await w.metric("job_leases_lost_total", queue="default") or 0 for w in workers])
+
+
+async def reruns(cluster: Cluster) -> int:
+    """Claims beyond each run's first: every one a run executed again (the jobs never fail)."""
+    return sum(attempts - 1 for _, attempts in (await chain_runs(cluster)).values())
 
 
 async def streaming_to(primary: PgNode) -> bool:

@@ -102,11 +102,6 @@ async def partition(
     await made.close()
 
 
-def worker_id(node: FerryProcess) -> str:
-    [started] = node.events("jobs.worker.started")
-    return str(started["worker_id"])
-
-
 async def runs_of(node: FerryProcess, outcome: str) -> float:
     value = await node.metric("job_runs_total", queue="default", job="nap", outcome=outcome)
     return value or 0.0
@@ -175,11 +170,11 @@ async def test_a_partitioned_worker_counts_its_lapsed_leases_and_its_refused_set
     else:
         # Held until B has taken over every run A held, so each late settle of A meets B's
         # lease (or B's completion) at the fence.
-        a_held = await held_by(driver, worker_id(a))
+        a_held = await held_by(driver, a.worker_id)
         assert a_held, "A held runs when it was cut off"
 
         async def taken_over() -> bool:
-            return not await held_by(driver, worker_id(a))
+            return not await held_by(driver, a.worker_id)
 
         await eventually(
             taken_over, within_s=60, what="B to take A's runs over", context=fleet.logs
@@ -217,7 +212,7 @@ async def test_a_partitioned_worker_counts_its_lapsed_leases_and_its_refused_set
     assert len(refused) == superseded and all(line["level"] == "error" for line in refused)
     holders = {line.get("holder") for line in refused}
     if not partition.blocks_everyone:
-        assert holders <= {worker_id(b), None}, holders  # B holds it, or finished it already
+        assert holders <= {b.worker_id, None}, holders  # B holds it, or finished it already
     counted = [line for line in a.events("jobs.lease.lost") if line["counted"]]
     assert len({(line["job_id"], line["attempt"]) for line in counted}) == len(counted) == lapsed
     for node in (a, b):

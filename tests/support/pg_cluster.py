@@ -173,8 +173,7 @@ class PgNode:
             )
 
 
-def multi_host_dsn(*nodes: PgNode) -> str:
-    """One URL naming every node, connecting to whichever accepts writes (libpq's and
-    asyncpg's ``target_session_attrs=read-write``): what a fleet is configured with."""
-    hosts = ",".join(node.address for node in nodes)
-    return f"postgresql://{USER}@{hosts}/postgres?target_session_attrs=read-write"
+def multi_host_dsn(*addresses: str) -> str:
+    """One URL naming every ``host:port``, connecting to whichever accepts writes (libpq's
+    and asyncpg's ``target_session_attrs=read-write``): what a fleet is configured with."""
+    return f"postgresql://{USER}@{','.join(addresses)}/postgres?target_session_attrs=read-write"

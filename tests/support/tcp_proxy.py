@@ -105,6 +105,8 @@ class TcpProxy:
 
     def close(self) -> None:
         """Stop accepting and cut every relayed connection."""
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() blocked on it
         self._listener.close()
         with self._lock:
             self._closed = True
