@@ -40,6 +40,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "driver_options(**options): the options the test's drivers are built with"
     )
+    config.addinivalue_line(
+        "markers",
+        "chaos: kills, partitions and failovers under load (tests/chaos; part of the whole "
+        "suite, `-m chaos` runs them alone, `-m 'not chaos'` leaves them out)",
+    )
 
 
 @pytest.fixture(scope="session")

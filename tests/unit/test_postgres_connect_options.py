@@ -12,6 +12,7 @@ from ferry.drivers._postgres.connect import (
     DEFAULT_CONNECT_TIMEOUT_S,
     ConnectOptions,
 )
+from ferry.drivers._urls import redacted
 from ferry.errors import FerryError
 
 
@@ -59,3 +60,12 @@ def test_a_timeout_that_is_not_seconds_is_refused_naming_it(parameter: str) -> N
     assert refused.value.code == "X_DB_URL_INVALID"
     assert parameter in refused.value.message and "'soon'" in refused.value.message
     assert f"{parameter}=10" in refused.value.fix
+
+
+def test_a_multi_host_url_is_named_without_its_password_and_located_by_its_hosts() -> None:
+    url = "postgresql://app:s3cret@db-a:5432,db-b:5433/app?target_session_attrs=read-write"
+    driver = job_driver_from_url(url, schema="jobs")
+    assert driver.location == "postgresql://db-a:5432,db-b:5433/app?schema=jobs"
+    assert redacted(url) == (
+        "postgresql://app:***@db-a:5432,db-b:5433/app?target_session_attrs=read-write"
+    )
