@@ -20,9 +20,14 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 COPY pyproject.toml ./
 # The dependencies in a layer of their own, read off pyproject.toml: editing ferry's code
-# rebuilds from the next layer on and does not download them again.
-RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
-print('\n'.join(p['dependencies'] + p['optional-dependencies']['operator']))" >/tmp/requirements.txt \
+# rebuilds from the next layer on and does not download them again. The image's roles are
+# the worker, scheduler and relay (`ferry run`, on any durable DATABASE_URL: redis://
+# included, with spans when the app installs an OpenTelemetry SDK) and the operator: the
+# core plus the redis, otel and operator extras.
+ARG EXTRAS="redis otel operator"
+RUN python -c "import sys, tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+print('\n'.join(p['dependencies'] + [r for e in sys.argv[1:] for r in p['optional-dependencies'][e]]))" \
+    $EXTRAS >/tmp/requirements.txt \
     && pip install -r /tmp/requirements.txt && rm /tmp/requirements.txt
 COPY README.md ./
 COPY runtime ./runtime

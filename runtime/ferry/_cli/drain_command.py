@@ -14,13 +14,14 @@ from typing import Any
 
 from ferry._checks import require_count
 from ferry._cli.database import configured_dsn
-from ferry._cli.envelope import Outcome
 from ferry._cli.tables import table
 from ferry._identity import new_worker_id
 from ferry._move import COLLISIONS_LISTED, MoveReport, move_runs
 from ferry._names import check_name
+from ferry._operations.envelope import Outcome, camel_keys
 from ferry.drivers import job_driver_from_url
 from ferry.drivers._url import connection_refusal, connection_refusals
+from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.drivers.protocol import JobDriver, JobState, RunFilter
 from ferry.errors import FerryError
 
@@ -130,7 +131,7 @@ async def _reach(driver: JobDriver, url: str) -> None:
     """Connect (and migrate) now: the first call on a driver opens it; a failure names
     which of the two stores it was."""
     with connection_refusals(url):
-        await driver.introspect.list_runs(RunFilter(limit=1))
+        await need(driver, INTROSPECT, by="ferry jobs drain").list_runs(RunFilter(limit=1))
 
 
 async def _left(source: JobDriver, queues: Sequence[str] | None) -> dict[JobState, int]:
@@ -151,7 +152,7 @@ def _data(
     report: MoveReport,
     left: dict[JobState, int] | None,
 ) -> dict[str, Any]:
-    return {
+    data = {
         "drain_id": drain_id,
         "from": source_at,
         "to": target_at,
@@ -172,6 +173,7 @@ def _data(
         "stopped": report.stopped,
         "left_on_source": left,
     }
+    return camel_keys(data)  # type: ignore[no-any-return]
 
 
 def _outcome(

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ferry._admin import operations
+import ferry._operations as operations
 from ferry._app import load_app
 from ferry._cli.database import add_database_options, open_driver
-from ferry._cli.envelope import Outcome
+from ferry._operations.envelope import Outcome
 from ferry.tasks._declaration import TaskHandle
 
 _COLUMNS = ("name", "cron", "tz", "next", "last", "paused")
@@ -64,7 +64,7 @@ async def _set_paused(args: argparse.Namespace, *, paused: bool) -> Outcome:
     driver = await open_driver(args)
     try:
         done = await operations.set_task_paused(
-            tasks, driver.scheduler, args.name, paused=paused, now_ms=driver.clock.now_ms()
+            tasks, driver, args.name, paused=paused, now_ms=driver.clock.now_ms()
         )
     finally:
         await driver.close()
@@ -81,7 +81,7 @@ async def _statuses(
     driver = await open_driver(args)
     try:
         return await operations.task_statuses(
-            tasks, driver.scheduler, now_ms=driver.clock.now_ms(), next_count=next_count
+            tasks, driver, now_ms=driver.clock.now_ms(), next_count=next_count
         )
     finally:
         await driver.close()

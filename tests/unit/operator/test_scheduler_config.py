@@ -10,7 +10,7 @@ from operator_app import api as demo_api
 from operator_app import nudge_org
 
 from ferry import scheduler_config
-from ferry._jobs.registry import Api
+from ferry._app import Api
 from ferry.errors import FerryError
 
 ORG = "5f0c2a8e-8d5e-4a59-9b43-0c6a3c1c7a11"

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 from digest_tasks import digest_task
 
-from ferry._scheduler.status import render_instant, task_status
-from ferry.drivers.protocol import TaskTick
+from ferry._operations.schedules import render_instant, task_status
+from ferry._scheduler import TaskTick
 
 LIST_FIELDS = {
     "kind",
