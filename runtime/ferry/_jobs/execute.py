@@ -36,7 +36,7 @@ from ferry._jobs.tracing import execution_span, tracing
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
 from ferry._storable import storable_message
-from ferry.drivers.capabilities import SLOTS, offered
+from ferry.drivers.capabilities import INTROSPECT, SLOTS, offered
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
@@ -562,10 +562,14 @@ class _Execution:
 
     async def _holder_now(self) -> tuple[str | None, str | None]:
         """Who holds the run now (None when nobody's lease is live) and its state, read from
-        storage — or (None, None) when that read fails too."""
+        storage where the driver can tell (``introspect``) — else, or when that read fails
+        too, (None, None): the line is written anyway, without the holder."""
+        introspect = offered(self.driver, INTROSPECT)
+        if introspect is None:
+            return None, None
         try:
-            run = await self.driver.introspect.get_run(self.claimed.id)
-        except Exception:  # the line is written anyway, without the holder
+            run = await introspect.get_run(self.claimed.id)
+        except Exception:
             return None, None
         if run is None:
             return None, None
