@@ -258,18 +258,18 @@ async def recovered(
                 done = await check()
             except _DOWN:
                 return False
-            if done:
+            if done:  # when the test saw it, unless the rows said when it happened
                 seen.setdefault(what, time.monotonic() - lost_at)
             return done
 
         await eventually(answered, within_s=RECOVERY_BOUND_S, what=what)
 
     await asyncio.gather(
-        wait("runs completing", runs_complete),
-        wait("every worker running steps", every_worker),
-        wait("LISTEN sessions", wakes_back),
-        wait("relay publishing", relay_back),
-        wait("leader lease renewed", leader_back),
+        wait("runs", runs_complete),
+        wait("every worker", every_worker),
+        wait("LISTEN", wakes_back),
+        wait("relay", relay_back),
+        wait("leader", leader_back),
     )
     return seen
 
@@ -363,12 +363,15 @@ async def test_the_fleet_survives_a_failover_and_a_switchover_losing_nothing(
                 listening_before=listening,
             )
             figures[move] = {
-                "promoted": promoted,
-                **seen,
+                "promoted": round(promoted, 1),
+                **{what: round(at, 1) for what, at in seen.items()},
                 "leases lost": await leases_lost(workers) - before[0],
                 "runs re-run": await reruns(cluster) - before[1],
             }
-            print(f"{primary_lost} {move}: {figures[move]}")
+            print(
+                f"{primary_lost} {move}: "
+                + ", ".join(f"{k} {v:g}" for k, v in figures[move].items())
+            )
             assert all(node.running for node in roles.every), "no role restarted"
 
         producers.stop.set()
