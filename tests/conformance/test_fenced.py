@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -20,7 +21,9 @@ from prometheus_client import CollectorRegistry
 from support.waiting import eventually
 
 from ferry._clock import FrozenClock
+from ferry._jobs.declaration import JobHandle
 from ferry._metrics import WorkerMetrics
+from ferry._worker import JobWorker
 from ferry.drivers.protocol import (
     ClaimedJob,
     ClaimOptions,
@@ -72,20 +75,30 @@ async def taken_over(driver: JobDriver, job_id: str) -> ClaimedJob:
     return claimed
 
 
+@asynccontextmanager
+async def renewing_too_slowly(
+    driver: JobDriver, job: JobHandle[Any, Any]
+) -> AsyncIterator[tuple[JobWorker, Outcomes, WorkerMetrics]]:
+    """A started worker for ``job`` whose renewals come later than its lease lapses, busy
+    with one run at a time (so it claims nothing itself while that lease lapses)."""
+    outcomes = Outcomes()
+    metrics = WorkerMetrics(CollectorRegistry())
+    async with started(
+        driver,
+        jobs=[job],
+        observer=outcomes,
+        metrics=metrics,
+        concurrency=1,
+        heartbeat_interval_ms=SLOW_RENEWALS_MS,
+    ) as worker:
+        yield worker, outcomes, metrics
+
+
 async def test_a_refused_settle_is_superseded_counted_once_and_names_who_holds_the_run(
     harness: Harness, driver: JobDriver, clock: FrozenClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    outcomes = Outcomes()
-    metrics = WorkerMetrics(CollectorRegistry())
     caplog.set_level(logging.INFO, logger="ferry")
-    async with started(
-        driver,
-        jobs=[deaf],
-        observer=outcomes,
-        metrics=metrics,
-        concurrency=1,  # busy with the run: it claims nothing itself while the lease lapses
-        heartbeat_interval_ms=SLOW_RENEWALS_MS,
-    ) as worker:
+    async with renewing_too_slowly(driver, deaf) as (worker, outcomes, metrics):
         run = await deaf.enqueue({"id": "a"})
         await eventually(lambda: effects["deaf:started"] == 1, what="the body to start")
         clock.advance(LEASE_MS / 1000)  # the lease lapses, unrenewed
@@ -160,17 +173,8 @@ async def test_a_lease_that_lapses_while_its_settle_is_in_flight_is_counted_then
 async def test_a_refused_step_write_ends_the_attempt_superseded_without_a_settle(
     harness: Harness, driver: JobDriver, clock: FrozenClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    outcomes = Outcomes()
-    metrics = WorkerMetrics(CollectorRegistry())
     caplog.set_level(logging.INFO, logger="ferry")
-    async with started(
-        driver,
-        jobs=[deaf_step],
-        observer=outcomes,
-        metrics=metrics,
-        concurrency=1,
-        heartbeat_interval_ms=SLOW_RENEWALS_MS,
-    ):
+    async with renewing_too_slowly(driver, deaf_step) as (_, outcomes, metrics):
         run = await deaf_step.enqueue({"id": "a"})
         await eventually(lambda: effects["deaf-step:started"] == 1, what="the step to start")
         clock.advance(LEASE_MS / 1000)
