@@ -29,6 +29,7 @@ from worker import app
 from worker.conftest import app_installed
 
 from ferry._jobs.facade import enqueue_many
+from ferry._scheduler.store import SchedulerStore
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
 
 SCHEMA = "ferry_failover"
@@ -247,7 +248,7 @@ async def recovered(
         )
 
     async def leader_back() -> bool:
-        lease = await driver.scheduler.leader(now_ms=driver.clock.now_ms())
+        lease = await SchedulerStore(driver).leader(now_ms=driver.clock.now_ms())
         renewed = lease is not None and lease.expires_at_ms - LEASE_S * 1000 > lost_at_ms
         leaders = [await s.metric("job_scheduler_leader") for s in roles.schedulers]
         return renewed and sorted(leaders) == [0.0, 1.0]
@@ -408,8 +409,9 @@ async def leases_lost(workers: list[FerryProcess]) -> float:
 
 
 async def reruns(cluster: Cluster) -> int:
-    """Claims beyond each run's first: every one a run executed again (the jobs never fail)."""
-    return sum(attempts - 1 for _, attempts in (await chain_runs(cluster)).values())
+    """Claims beyond each run's first: every one a run executed again (a run not yet
+    claimed has none)."""
+    return sum(max(attempts - 1, 0) for _, attempts in (await chain_runs(cluster)).values())
 
 
 async def streaming_to(primary: PgNode) -> bool:
