@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import asyncpg
 from asyncpg.pool import PoolAcquireContext, PoolConnectionProxy
 
+from ferry._bridge import serve
 from ferry._clock import Clock
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._postgres.connect import ConnectOptions
@@ -164,6 +165,8 @@ class Database:
     async def _connected(self) -> Pool:
         self.check_open()
         async with self._connecting:
+            if self._pool is None:
+                serve()  # the pool is this loop's: sync callers are sent here
             if self._pool is None and self._connects is None:
                 assert not isinstance(self._target, str)
                 self._pool = self._target
