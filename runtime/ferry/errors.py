@@ -29,6 +29,7 @@ CODES: Final[dict[str, str]] = {
     "X_JOB_UNKNOWN": "a queued run names a job this process has not declared",
     "X_TASK_UNKNOWN": "a command named a task the application does not declare",
     "X_CAP_REACHED": "a tenant, queue or total cap of the worker fleet was full; the run waits",
+    "X_RATE_INVALID": "a RateLimit's limit, per or key is not one ferry can hold",
     "X_CONCURRENCY_BUSY": "a concurrency slot was busy and the job declared when_busy='fail'",
     "X_JOB_CONCURRENCY_UNENFORCEABLE": "jobs declare concurrency but the driver offers no slots",
     "X_DRIVER_UNSET": "an enqueue or a worker ran before any job driver was configured",

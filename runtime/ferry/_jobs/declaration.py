@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from ferry._duration import Duration, to_ms
 from ferry._jobs.definition import InputT, JobDefinition, OnSettled, ResultT
 from ferry._jobs.facade import enqueue, enqueue_many, idempotency_key_of, parse_input
-from ferry._jobs.policy import Concurrency, Retry
+from ferry._jobs.policy import Concurrency, RateLimit, Retry
 from ferry._names import check_name
 from ferry.drivers.protocol import EnqueueResult
 from ferry.errors import FerryError
@@ -49,6 +49,10 @@ class JobHandle(Generic[InputT, ResultT]):
     @property
     def concurrency(self) -> Concurrency[InputT] | None:
         return self._definition.concurrency
+
+    @property
+    def rate(self) -> RateLimit[InputT] | None:
+        return self._definition.rate
 
     @property
     def timeout_ms(self) -> int | None:
@@ -125,6 +129,9 @@ class JobHandle(Generic[InputT, ResultT]):
                 "keyed": d.concurrency.key is not None,
                 "whenBusy": d.concurrency.when_busy,
             },
+            "rate": None
+            if d.rate is None
+            else {"limit": d.rate.limit, "perMs": d.rate.per_ms, "keyed": d.rate.key is not None},
             "steps": [],
         }
 
@@ -141,6 +148,7 @@ def job(
     timeout: Duration | None = None,
     queue: str = "default",
     concurrency: Concurrency[InputT] | None = None,
+    rate: RateLimit[InputT] | None = None,
     on_settled: OnSettled | None = None,
     name: str | None = None,
     priority: int = 0,
@@ -160,6 +168,12 @@ def job(
             'pass idempotency_key=lambda i: f"<job>:{i.<id>}"',
         )
     check_name(queue, what="job queue")
+    if rate is not None and not isinstance(rate, RateLimit):
+        raise FerryError(
+            "X_RATE_INVALID",
+            f"job rate {rate!r} is not a RateLimit",
+            'pass rate=RateLimit(limit=100, per="1m", key=lambda i: i.account_id)',
+        )
     if name is not None:
         check_name(name, what="job name")
     timeout_ms = None if timeout is None else to_ms(timeout, what="job timeout")
@@ -180,6 +194,7 @@ def job(
             timeout_ms=timeout_ms,
             queue=queue,
             concurrency=concurrency,
+            rate=rate,
             on_settled=on_settled,
             name=name,
             priority=priority,

@@ -154,6 +154,11 @@ def build_request(
         if concurrency.key is not None:
             concurrency_key = f"{definition.name}:{concurrency.key(parsed)}"
         _checked_key(concurrency_key, what=f"{job} concurrency key", code="X_INVARIANT")
+    rate = definition.rate
+    rate_key = None
+    if rate is not None:
+        rate_key = definition.name if rate.key is None else f"{definition.name}:{rate.key(parsed)}"
+        _checked_key(rate_key, what=f"{job} rate key", code="X_RATE_INVALID")
     tenant = definition.tenant(parsed) if definition.tenant is not None else None
     payload, payload_json = to_json_text(parsed, what="input", max_bytes=max_payload_bytes)
     return EnqueueRequest(
@@ -167,6 +172,7 @@ def build_request(
         tenant=None if tenant is None else check_name(tenant, what=f"{job} tenant"),
         actor=actor,
         concurrency_key=concurrency_key,
+        rate_key=rate_key,
         priority=definition.priority,
         connection=connection if connection is not None else _connection.get(),
     )
