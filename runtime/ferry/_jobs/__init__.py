@@ -12,9 +12,9 @@ from ferry._jobs.step import Step
 __all__ = [
     "AbortSignal",
     "Concurrency",
-    "RateLimit",
     "JobContext",
     "JobHandle",
+    "RateLimit",
     "Retry",
     "Settled",
     "Step",

@@ -5,11 +5,11 @@ The core (``JobDriver``) is what it takes to run jobs: enqueue (one, many, idemp
 the batched claim / settle / renewal path, steps, the wake, stats, retention, the
 migration ledger, open and close. Everything else is a capability a driver declares by
 offering an attribute of its name (``ferry.drivers.capabilities``): fleet ``slots``,
-``rates`` windows, fenced ``leases``, keyed ``records`` and logs, the ``outbox``, run ``transfer`` and
-operator ``introspect``ion. What stands on a primitive — the scheduler's leadership and
-ticks, the maintenance slot, paused tasks, dashboard sessions, the webhook and backfill
-ledgers — is written once above the drivers. A driver opens one pool and one LISTEN
-session (where its store has one); nothing outside ``ferry.drivers`` opens a database.
+``rates`` windows, fenced ``leases``, keyed ``records`` and logs, the ``outbox``, run
+``transfer`` and operator ``introspect``ion. What stands on a primitive — the scheduler's
+leadership and ticks, the maintenance slot, paused tasks, dashboard sessions, the webhook
+and backfill ledgers — is written once above the drivers. A driver opens one pool and one
+LISTEN session (where its store has one); nothing outside ``ferry.drivers`` opens a database.
 ``tests/conformance`` runs every behaviour — the worker's real claim and settle path
 included — on each driver.
 
