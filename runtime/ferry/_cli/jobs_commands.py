@@ -103,10 +103,9 @@ async def list_runs(args: argparse.Namespace, driver: JobDriver) -> Outcome:
 async def show_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Everything known about one run."""
     run = await operations.show_run(driver, args.id)
-    s = run.summary
     return Outcome(
         "jobs show",
-        f'run {s.id} of job "{s.name}" is {s.state}',
+        operations.run_headline(run),
         operations.run_json(run),
         text=_detail_text(run, full=args.full),
     )
@@ -133,6 +132,7 @@ def _detail_text(run: RunDetail, *, full: bool) -> str:
             ("job", s.name),
             ("queue", s.queue),
             ("state", s.state),
+            ("waiting", operations.waiting_for(run)),
             ("attempts", f"{s.attempts}/{s.max_attempts}"),
             ("input", shown("input", run.payload)),
             ("result", shown("result", run.result) if run.result is not None else None),
@@ -142,6 +142,7 @@ def _detail_text(run: RunDetail, *, full: bool) -> str:
             ("actor", run.actor),
             ("idempotency key", run.idempotency_key),
             ("concurrency key", run.concurrency_key),
+            ("rate key", run.rate_key),
             ("lease holder", run.locked_by),
             ("lease expires", instant(run.lease_expires_at_ms) if run.locked_by else None),
             (

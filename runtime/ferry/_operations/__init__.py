@@ -23,8 +23,10 @@ from ferry._operations.runs import (
     cancel_run,
     list_runs,
     retry_run,
+    run_headline,
     run_json,
     show_run,
+    waiting_for,
 )
 from ferry._operations.schedules import (
     find_task,
@@ -47,6 +49,7 @@ __all__ = [
     "queue_overview",
     "queue_stats",
     "retry_run",
+    "run_headline",
     "run_json",
     "run_task_now",
     "set_queue_paused",
@@ -55,4 +58,5 @@ __all__ = [
     "stats_json",
     "task_status",
     "task_statuses",
+    "waiting_for",
 ]

@@ -220,6 +220,7 @@ class PostgresJobDriver(DerivedCalls):
         batch = json_text([_settle_row(pk, settle, now) for pk, settle in sent])
         limits = options.limits if options is not None else {}
         rates = options.rates if options is not None else {}
+        extra: tuple[Any, ...]
         statement, extra = "settle_and_claim", ()
         if rates:
             statement = "settle_and_rated_claim"

@@ -29,8 +29,8 @@ from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
 from ferry.drivers._redis.migrate import apply_migrations, known_migrations, read_ledger
 from ferry.drivers._redis.outbox import RedisOutbox
-from ferry.drivers._redis.records import RedisLeaseStore, RedisRecordStore
 from ferry.drivers._redis.rates import RedisRateBuckets
+from ferry.drivers._redis.records import RedisLeaseStore, RedisRecordStore
 from ferry.drivers._redis.slots import RedisSlotStore
 from ferry.drivers._redis.steps import RedisStepStore
 from ferry.drivers._redis.transfer import RedisTransfer
