@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from prometheus_client import CollectorRegistry
 from pydantic import BaseModel
 
 from ferry import RateLimit, job
 from ferry._clock import FrozenClock
+from ferry._metrics.catalog import WorkerMetrics
+from ferry._worker import JobWorker
 from ferry.drivers.protocol import ClaimOptions, JobDriver, RetentionPolicy
 from ferry.drivers.rates import RateWindow
 from ferry.testing import Harness
@@ -179,3 +182,21 @@ async def test_the_window_is_kept_per_key_and_pruned_once_it_is_empty(
     clock.advance(PER_MS)
     assert (await driver.prune(keep)).rates == 1
     assert await rates.window("conformance.rated:a") == RateWindow()
+
+
+async def test_the_worker_counts_each_deferral_and_runs_none_of_them(
+    driver: JobDriver, clock: FrozenClock
+) -> None:
+    _clock.append(clock)
+    started.clear()
+    registry = CollectorRegistry()
+    metrics = WorkerMetrics(registry)
+    worker = JobWorker(driver=driver, jobs=[rated_call], concurrency=10, metrics=metrics)
+    harness = Harness(driver=driver, clock=clock, tasks=[])
+    with harness.installed():
+        for n in range(7):
+            await rated_call.enqueue({"id": str(n), "account": "a"})
+        assert await worker.run_due() == 7
+    assert len(started) == 5
+    counted = registry.get_sample_value("job_rate_limited_total", {"job": "conformance.rated"})
+    assert counted == 2
