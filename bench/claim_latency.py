@@ -1,8 +1,14 @@
-"""(d) ferry's claim+ack latency on an empty table, then with a million completed rows.
+"""(d) ferry's claim+ack latency on an empty table, then with a million completed rows;
+and, in the same run, the cost of rate limits on the claim.
 
 Each round enqueues ``batch`` jobs (untimed), then times one ``claim(limit=batch)`` and
 one ``settle_many`` acking them all: two round trips, the worker's hot path. It runs on
 each of ferry's durable drivers (``ferry``: Postgres, ``ferry-sqlite``: SQLite).
+
+Rates, on the empty table: the same unrated rounds with rated jobs present — the claimer
+also runs a rated job (``ClaimOptions.rates``, so the rated claim is sent) and the table
+holds ``batch`` of its runs waiting for later — and then rounds of ``batch`` rated runs
+over 100 keys with room, each start checked and logged in its key's window.
 """
 
 from __future__ import annotations
@@ -13,14 +19,15 @@ import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import asyncpg
 
 from bench.server import fresh_database
 from bench.stats import Percentiles, percentiles
 from bench.systems.ferry_sqlite_system import sqlite_file
-from bench.systems.ferry_system import FerrySystem, noop
-from ferry import set_job_driver
+from bench.systems.ferry_system import FerrySystem, noop, rated
+from ferry import JobHandle, set_job_driver
 from ferry.drivers.protocol import AckOptions, ClaimOptions, JobDriver
 
 _WORKER_ID = "bench-claimer"
@@ -57,6 +64,10 @@ class ClaimLatency:
     """Claim+ack latency before and after the completed rows went in."""
 
     empty: Percentiles
+    rated_present: Percentiles
+    """Unrated rounds by a claimer that also runs a rated job, rated runs in the table."""
+    rated: Percentiles
+    """Rounds of rated runs, every one admitted by its key's window."""
     retained: Percentiles
     retained_rows: int
     insert_seconds: float
@@ -74,6 +85,10 @@ async def claim_latency(
         try:
             rounds = _Rounds(driver, batch)
             empty = await rounds.measure(samples)
+            for n in range(1, batch + 1):  # present, due in an hour
+                await rated.enqueue({"n": -n, "t0": 0.0}, delay="1h")
+            rated_present = await _Rounds(driver, batch, rates=True).measure(samples)
+            rated_rounds = await _Rounds(driver, batch, rates=True, job=rated).measure(samples)
             started = time.perf_counter()
             await retain(dsn, retained, driver.clock.now_ms() - 60_000)
             inserted = time.perf_counter() - started
@@ -81,7 +96,7 @@ async def claim_latency(
         finally:
             set_job_driver(previous)
             await driver.close()
-    return ClaimLatency(empty, full, retained, inserted)
+    return ClaimLatency(empty, rated_present, rated_rounds, full, retained, inserted)
 
 
 async def _retain_postgres(dsn: str, rows: int, finished_ms: int) -> None:
@@ -117,10 +132,21 @@ _RETAIN: dict[str, Callable[[str, int, int], Awaitable[None]]] = {
 class _Rounds:
     """Timed claim+ack rounds of ``batch`` jobs on one driver."""
 
-    def __init__(self, driver: JobDriver, batch: int) -> None:
+    def __init__(
+        self,
+        driver: JobDriver,
+        batch: int,
+        *,
+        rates: bool = False,
+        job: JobHandle[Any, Any] = noop,
+    ) -> None:
         self._driver = driver
         self._batch = batch
-        self._numbers = itertools.count()
+        self._numbers = itertools.count(1_000_000_000 if job is rated else 0)
+        self._job = job
+        self._rates = (
+            {rated.name: (rated.rate.limit, rated.rate.per_ms)} if rates and rated.rate else {}
+        )
 
     async def measure(self, samples: int) -> Percentiles:
         """``samples`` timed rounds after a few untimed ones."""
@@ -129,10 +155,14 @@ class _Rounds:
         return percentiles([await self._round() for _ in range(samples)])
 
     async def _round(self) -> float:
-        await noop.enqueue_many([{"n": next(self._numbers), "t0": 0.0} for _ in range(self._batch)])
+        await self._job.enqueue_many(
+            [{"n": next(self._numbers), "t0": 0.0} for _ in range(self._batch)]
+        )
         started = time.perf_counter()
         claimed = await self._driver.claim(
-            ClaimOptions(worker_id=_WORKER_ID, lease_ms=_LEASE_MS, limit=self._batch)
+            ClaimOptions(
+                worker_id=_WORKER_ID, lease_ms=_LEASE_MS, limit=self._batch, rates=self._rates
+            )
         )
         landed = await self._driver.settle_many(
             [(run.id, AckOptions(worker_id=_WORKER_ID)) for run in claimed]

@@ -224,6 +224,22 @@ def table(results: Results) -> str:
             "—",
         )
         row(
+            f"(d) … rated jobs present (the claimer runs one; {sizes.claim_batch} of its runs "
+            "wait) p50 / p99 (ms)",
+            per_ferry(lambda c: f"{_ms(c.rated_present.p50)} / {_ms(c.rated_present.p99)}"),
+            "unrated claims pay nothing",
+            "; ".join(
+                f"{n} {c.rated_present.p50 / c.empty.p50:.2f}× empty p50" for n, c in claims.items()
+            ),
+        )
+        row(
+            f"(d) … claim+ack of {sizes.claim_batch} rated runs (100 keys, each start "
+            "checked) p50 / p99 (ms)",
+            per_ferry(lambda c: f"{_ms(c.rated.p50)} / {_ms(c.rated.p99)}"),
+            "—",
+            "—",
+        )
+        row(
             f"(d) … with {sizes.retained:,} completed rows p50 / p99 (ms)",
             per_ferry(lambda c: f"{_ms(c.retained.p50)} / {_ms(c.retained.p99)}"),
             "within 2× of empty",

@@ -102,6 +102,11 @@ class WorkerMetrics:
             self.leases_lost.labels(queue=queue)
             self.heartbeat_failures.labels(queue=queue)
 
+    def serve_rated(self, jobs: Iterable[str]) -> None:
+        """Start the rate limit counter at 0 for each rated job, for the same reason."""
+        for job in jobs:
+            self.rate_limited.labels(job=job)
+
     def follow_wake(self, healthy: Callable[[], bool]) -> None:
         """Report the wake listener's health, read at scrape time."""
         self.wake_healthy.set_function(lambda: 1.0 if healthy() else 0.0)

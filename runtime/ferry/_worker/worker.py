@@ -161,6 +161,7 @@ class JobWorker:
         wake = self.driver.wake()
         if self.metrics is not None:
             self.metrics.serve_queues(self.queues or sorted({d.queue for d in definitions}))
+            self.metrics.serve_rated(sorted(self._rates))
             self.metrics.follow_wake(lambda: wake.healthy)
             self._background.append(
                 asyncio.create_task(
