@@ -33,6 +33,8 @@ from ferry.drivers.protocol import AckOptions, ClaimOptions, JobDriver
 _WORKER_ID = "bench-claimer"
 _LEASE_MS = 30_000
 _WARM_UP_ROUNDS = 5
+_NUMBERS = itertools.count()
+"""Every round's inputs, numbered once per process: no key is enqueued twice."""
 
 # Completed history as retention keeps it: finished a while ago, a unique key each.
 # Columns are those of migration 0001; ids come from the identity column.
@@ -142,7 +144,6 @@ class _Rounds:
     ) -> None:
         self._driver = driver
         self._batch = batch
-        self._numbers = itertools.count(1_000_000_000 if job is rated else 0)
         self._job = job
         self._rates = (
             {rated.name: (rated.rate.limit, rated.rate.per_ms)} if rates and rated.rate else {}
@@ -156,7 +157,7 @@ class _Rounds:
 
     async def _round(self) -> float:
         await self._job.enqueue_many(
-            [{"n": next(self._numbers), "t0": 0.0} for _ in range(self._batch)]
+            [{"n": next(_NUMBERS), "t0": 0.0} for _ in range(self._batch)]
         )
         started = time.perf_counter()
         claimed = await self._driver.claim(

@@ -82,15 +82,18 @@ class JobHandle(Generic[InputT, ResultT]):
         run_at: datetime | None = None,
         delay: Duration | None = None,
         queue: str | None = None,
+        priority: int | None = None,
         connection: Any = None,
     ) -> EnqueueResult:
-        """Queue one run; inside a bound transaction it joins it (commit is the enqueue)."""
+        """Queue one run; inside a bound transaction it joins it (commit is the enqueue).
+        ``priority`` overrides the declared one for this run (higher is claimed first)."""
         return await enqueue(
             self._definition,
             input,
             run_at=run_at,
             delay=delay,
             queue=queue,
+            priority=priority,
             connection=connection,
             actor=self._actor,
         )

@@ -24,6 +24,10 @@ from ferry._storable import not_storable, quoted, unstorable
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, JobDriver
 from ferry.errors import FerryError
 
+PRIORITY_BOUNDS = (-(2**31), 2**31 - 1)
+"""The priorities a run may have: the PostgreSQL ``integer`` column holding it (the Redis
+claim reads it back as a number too)."""
+
 MAX_KEY_BYTES = 512
 """The longest idempotency (and concurrency) key, in bytes of UTF-8: a key is a unique-index
 entry, and every driver's index has a row-size limit well above this (PostgreSQL's btree
@@ -122,12 +126,26 @@ def _checked_key(key: str, *, what: str, code: str) -> str:
     return key
 
 
+def checked_priority(priority: object, *, field: str) -> int:
+    """``priority`` if it is a whole number a run can store (``PRIORITY_BOUNDS``); else
+    ``X_OUT_OF_RANGE`` naming ``field``."""
+    low, high = PRIORITY_BOUNDS
+    if isinstance(priority, bool) or not isinstance(priority, int) or not low <= priority <= high:
+        raise FerryError(
+            "X_OUT_OF_RANGE",
+            f"{field} {priority!r:.40} is not a whole number from {low} to {high}",
+            "give priority a whole number; higher runs first, 0 is the default",
+        )
+    return priority
+
+
 def build_request(
     definition: JobDefinition[Any, Any],
     value: Any,
     *,
     run_at_ms: int | None = None,
     queue: str | None = None,
+    priority: int | None = None,
     connection: Any = None,
     actor: str | None = None,
     key_prefix: str | None = None,
@@ -173,7 +191,9 @@ def build_request(
         actor=actor,
         concurrency_key=concurrency_key,
         rate_key=rate_key,
-        priority=definition.priority,
+        priority=definition.priority
+        if priority is None
+        else checked_priority(priority, field="enqueue priority"),
         connection=connection if connection is not None else _connection.get(),
     )
 
@@ -208,17 +228,20 @@ async def enqueue(
     run_at: datetime | None = None,
     delay: Duration | None = None,
     queue: str | None = None,
+    priority: int | None = None,
     connection: Any = None,
     actor: str | None = None,
     key_prefix: str | None = None,
 ) -> EnqueueResult:
-    """Validate and queue one run through the configured driver."""
+    """Validate and queue one run through the configured driver (``priority`` overrides
+    the declaration's for this run)."""
     driver = current_job_driver()
     request = build_request(
         definition,
         value,
         run_at_ms=resolve_run_at(driver, run_at, delay),
         queue=queue,
+        priority=priority,
         connection=connection,
         actor=actor,
         key_prefix=key_prefix,

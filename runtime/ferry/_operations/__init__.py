@@ -9,6 +9,7 @@ cannot mean one thing in a terminal and another on a page. Nothing here imports 
 framework, the MCP SDK or the CLI.
 """
 
+from ferry._operations.enqueue import enqueue_job, find_job, input_of
 from ferry._operations.envelope import Action, Outcome, camel_keys
 from ferry._operations.queues import (
     DEFAULT_WINDOW_MS,
@@ -44,7 +45,10 @@ __all__ = [
     "RunsPage",
     "camel_keys",
     "cancel_run",
+    "enqueue_job",
+    "find_job",
     "find_task",
+    "input_of",
     "list_runs",
     "queue_overview",
     "queue_stats",
