@@ -5,10 +5,12 @@ Each round enqueues ``batch`` jobs (untimed), then times one ``claim(limit=batch
 one ``settle_many`` acking them all: two round trips, the worker's hot path. It runs on
 each of ferry's durable drivers (``ferry``: Postgres, ``ferry-sqlite``: SQLite).
 
-Rates, on the empty table: the same unrated rounds with rated jobs present — the claimer
-also runs a rated job (``ClaimOptions.rates``, so the rated claim is sent) and the table
-holds ``batch`` of its runs waiting for later — and then rounds of ``batch`` rated runs
-over 100 keys with room, each start checked and logged in its key's window.
+Rates, on the table before the completed rows go in, interleaved round by round with the
+plain rounds: the same unrated rounds by a claimer that also runs a rated job
+(``ClaimOptions.rates``, so the rated claim is sent), and rounds of ``batch`` rated runs
+over 100 keys with room, each start checked and logged in its key's window. ``batch`` runs
+of the rated job wait in the table (due in an hour) throughout, so the plain rounds are
+"rated runs present, the claimer runs no rated job".
 """
 
 from __future__ import annotations
@@ -86,11 +88,17 @@ async def claim_latency(
         previous = set_job_driver(driver)
         try:
             rounds = _Rounds(driver, batch)
-            empty = await rounds.measure(samples)
             for n in range(1, batch + 1):  # present, due in an hour
                 await rated.enqueue({"n": -n, "t0": 0.0}, delay="1h")
-            rated_present = await _Rounds(driver, batch, rates=True).measure(samples)
-            rated_rounds = await _Rounds(driver, batch, rates=True, job=rated).measure(samples)
+            # Interleaved round by round, so load from elsewhere lands on all three alike.
+            empty, rated_present, rated_rounds = await _interleaved(
+                [
+                    rounds,
+                    _Rounds(driver, batch, rates=True),
+                    _Rounds(driver, batch, rates=True, job=rated),
+                ],
+                samples,
+            )
             started = time.perf_counter()
             await retain(dsn, retained, driver.clock.now_ms() - 60_000)
             inserted = time.perf_counter() - started
@@ -131,6 +139,18 @@ _RETAIN: dict[str, Callable[[str, int, int], Awaitable[None]]] = {
 }
 
 
+async def _interleaved(kinds: list[_Rounds], samples: int) -> list[Percentiles]:
+    """``samples`` timed rounds of each kind, taking turns, after a few untimed ones."""
+    timed: list[list[float]] = [[] for _ in kinds]
+    for _ in range(_WARM_UP_ROUNDS):
+        for kind in kinds:
+            await kind.round()
+    for _ in range(samples):
+        for kind, times in zip(kinds, timed, strict=True):
+            times.append(await kind.round())
+    return [percentiles(times) for times in timed]
+
+
 class _Rounds:
     """Timed claim+ack rounds of ``batch`` jobs on one driver."""
 
@@ -152,13 +172,11 @@ class _Rounds:
     async def measure(self, samples: int) -> Percentiles:
         """``samples`` timed rounds after a few untimed ones."""
         for _ in range(_WARM_UP_ROUNDS):
-            await self._round()
-        return percentiles([await self._round() for _ in range(samples)])
+            await self.round()
+        return percentiles([await self.round() for _ in range(samples)])
 
-    async def _round(self) -> float:
-        await self._job.enqueue_many(
-            [{"n": next(_NUMBERS), "t0": 0.0} for _ in range(self._batch)]
-        )
+    async def round(self) -> float:
+        await self._job.enqueue_many([{"n": next(_NUMBERS), "t0": 0.0} for _ in range(self._batch)])
         started = time.perf_counter()
         claimed = await self._driver.claim(
             ClaimOptions(
