@@ -29,6 +29,7 @@ def _exported() -> dict[str, set[str]]:
     """Every sample name the runtime exports, with the labels it carries."""
     worker, scheduler = WorkerMetrics(CollectorRegistry()), SchedulerMetrics(CollectorRegistry())
     worker.serve_queues(["q"])
+    worker.serve_rated(["j"])
     scheduler.serve_tasks(["t"])
     worker.runs.labels(queue="q", job="j", outcome="completed").inc()
     worker.run_duration.labels(queue="q", job="j").observe(1)

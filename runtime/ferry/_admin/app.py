@@ -292,6 +292,7 @@ class _Pages:
             run=detail,
             s=detail.summary,
             timeline=_timeline(detail),
+            waiting=operations.waiting_for(detail),
             input_text=shown,
             input_truncated=truncated,
         )

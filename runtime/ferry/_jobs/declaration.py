@@ -18,7 +18,7 @@ from ferry._jobs.facade import (
     idempotency_key_of,
     parse_input,
 )
-from ferry._jobs.policy import Concurrency, Retry
+from ferry._jobs.policy import Concurrency, RateLimit, Retry
 from ferry._names import check_name
 from ferry.drivers.protocol import EnqueueResult
 from ferry.errors import FerryError
@@ -70,6 +70,10 @@ class JobHandle(Generic[InputT, ResultT]):
         return self._definition.concurrency
 
     @property
+    def rate(self) -> RateLimit[InputT] | None:
+        return self._definition.rate
+
+    @property
     def timeout_ms(self) -> int | None:
         return self._definition.timeout_ms
 
@@ -97,15 +101,18 @@ class JobHandle(Generic[InputT, ResultT]):
         run_at: datetime | None = None,
         delay: Duration | None = None,
         queue: str | None = None,
+        priority: int | None = None,
         connection: Any = None,
     ) -> EnqueueResult:
-        """Queue one run; inside a bound transaction it joins it (commit is the enqueue)."""
+        """Queue one run; inside a bound transaction it joins it (commit is the enqueue).
+        ``priority`` overrides the declared one for this run (higher is claimed first)."""
         return await enqueue(
             self._definition,
             input,
             run_at=run_at,
             delay=delay,
             queue=queue,
+            priority=priority,
             connection=connection,
             actor=self._actor,
         )
@@ -129,6 +136,7 @@ class JobHandle(Generic[InputT, ResultT]):
         run_at: datetime | None = None,
         delay: Duration | None = None,
         queue: str | None = None,
+        priority: int | None = None,
         connection: Any = None,
     ) -> EnqueueResult:
         """``enqueue`` for sync code (a Django view, a sync job body, a script): through a
@@ -141,6 +149,7 @@ class JobHandle(Generic[InputT, ResultT]):
             run_at=run_at,
             delay=delay,
             queue=queue,
+            priority=priority,
             connection=connection,
             actor=self._actor,
         )
@@ -179,6 +188,9 @@ class JobHandle(Generic[InputT, ResultT]):
                 "keyed": d.concurrency.key is not None,
                 "whenBusy": d.concurrency.when_busy,
             },
+            "rate": None
+            if d.rate is None
+            else {"limit": d.rate.limit, "perMs": d.rate.per_ms, "keyed": d.rate.key is not None},
             "steps": [],
         }
 
@@ -195,6 +207,7 @@ def job(
     timeout: Duration | None = None,
     queue: str = "default",
     concurrency: Concurrency[InputT] | None = None,
+    rate: RateLimit[InputT] | None = None,
     on_settled: OnSettled | None = None,
     name: str | None = None,
     priority: int = 0,
@@ -218,6 +231,12 @@ def job(
             'pass idempotency_key=lambda i: f"<job>:{i.<id>}"',
         )
     check_name(queue, what="job queue")
+    if rate is not None and not isinstance(rate, RateLimit):
+        raise FerryError(
+            "X_RATE_INVALID",
+            f"job rate {rate!r} is not a RateLimit",
+            'pass rate=RateLimit(limit=100, per="1m", key=lambda i: i.account_id)',
+        )
     if name is not None:
         check_name(name, what="job name")
     timeout_ms = None if timeout is None else to_ms(timeout, what="job timeout")
@@ -238,6 +257,7 @@ def job(
             timeout_ms=timeout_ms,
             queue=queue,
             concurrency=concurrency,
+            rate=rate,
             on_settled=on_settled,
             name=name,
             priority=priority,

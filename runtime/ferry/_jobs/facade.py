@@ -26,6 +26,10 @@ from ferry._storable import not_storable, quoted, unstorable
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, JobDriver
 from ferry.errors import FerryError
 
+PRIORITY_BOUNDS = (-(2**31), 2**31 - 1)
+"""The priorities a run may have: the PostgreSQL ``integer`` column holding it (the Redis
+claim reads it back as a number too)."""
+
 MAX_KEY_BYTES = 512
 """The longest idempotency (and concurrency) key, in bytes of UTF-8: a key is a unique-index
 entry, and every driver's index has a row-size limit well above this (PostgreSQL's btree
@@ -124,12 +128,26 @@ def _checked_key(key: str, *, what: str, code: str) -> str:
     return key
 
 
+def checked_priority(priority: object, *, field: str) -> int:
+    """``priority`` if it is a whole number a run can store (``PRIORITY_BOUNDS``); else
+    ``X_OUT_OF_RANGE`` naming ``field``."""
+    low, high = PRIORITY_BOUNDS
+    if isinstance(priority, bool) or not isinstance(priority, int) or not low <= priority <= high:
+        raise FerryError(
+            "X_OUT_OF_RANGE",
+            f"{field} {priority!r:.40} is not a whole number from {low} to {high}",
+            "give priority a whole number; higher runs first, 0 is the default",
+        )
+    return priority
+
+
 def build_request(
     definition: JobDefinition[Any, Any],
     value: Any,
     *,
     run_at_ms: int | None = None,
     queue: str | None = None,
+    priority: int | None = None,
     connection: Any = None,
     actor: str | None = None,
     key_prefix: str | None = None,
@@ -156,6 +174,11 @@ def build_request(
         if concurrency.key is not None:
             concurrency_key = f"{definition.name}:{concurrency.key(parsed)}"
         _checked_key(concurrency_key, what=f"{job} concurrency key", code="X_INVARIANT")
+    rate = definition.rate
+    rate_key = None
+    if rate is not None:
+        rate_key = definition.name if rate.key is None else f"{definition.name}:{rate.key(parsed)}"
+        _checked_key(rate_key, what=f"{job} rate key", code="X_RATE_INVALID")
     tenant = definition.tenant(parsed) if definition.tenant is not None else None
     payload, payload_json = to_json_text(parsed, what="input", max_bytes=max_payload_bytes)
     return EnqueueRequest(
@@ -169,7 +192,10 @@ def build_request(
         tenant=None if tenant is None else check_name(tenant, what=f"{job} tenant"),
         actor=actor,
         concurrency_key=concurrency_key,
-        priority=definition.priority,
+        rate_key=rate_key,
+        priority=definition.priority
+        if priority is None
+        else checked_priority(priority, field="enqueue priority"),
         connection=connection if connection is not None else _connection.get(),
     )
 
@@ -204,11 +230,13 @@ async def enqueue(
     run_at: datetime | None = None,
     delay: Duration | None = None,
     queue: str | None = None,
+    priority: int | None = None,
     connection: Any = None,
     actor: str | None = None,
     key_prefix: str | None = None,
 ) -> EnqueueResult:
-    """Validate and queue one run through the configured driver."""
+    """Validate and queue one run through the configured driver (``priority`` overrides
+    the declaration's for this run)."""
     driver = current_job_driver()
     serve()  # sync callers without a connection of their own are sent to this loop
     request = build_request(
@@ -216,6 +244,7 @@ async def enqueue(
         value,
         run_at_ms=resolve_run_at(driver, run_at, delay),
         queue=queue,
+        priority=priority,
         connection=connection,
         actor=actor,
         key_prefix=key_prefix,
@@ -256,6 +285,7 @@ def enqueue_sync(
     run_at: datetime | None = None,
     delay: Duration | None = None,
     queue: str | None = None,
+    priority: int | None = None,
     connection: Any = None,
     actor: str | None = None,
 ) -> EnqueueResult:
@@ -269,6 +299,7 @@ def enqueue_sync(
             run_at=run_at,
             delay=delay,
             queue=queue,
+            priority=priority,
             connection=connection,
             actor=actor,
         ),

@@ -64,3 +64,7 @@ class ExecutionObserver:
 
     def execution_finished(self, report: ExecutionReport) -> None:
         """The attempt ended (settled or not)."""
+
+    def rate_limited(self, job_name: str, job_id: str, queue: str, until_ms: int) -> None:
+        """A claim deferred the run to ``until_ms``: its rate limit had no room (never
+        leased, no attempt counted)."""

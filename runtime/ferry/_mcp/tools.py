@@ -129,9 +129,7 @@ def admin_tools(backend: Backend) -> MCPServer:
     async def jobs_show(ctx: Context, id: str) -> CallToolResult:
         async def body() -> Outcome:
             run = await operations.show_run(d, id)
-            s = run.summary
-            summary = f'run {s.id} of job "{s.name}" is {s.state}'
-            return Outcome("jobs show", summary, operations.run_json(run))
+            return Outcome("jobs show", operations.run_headline(run), operations.run_json(run))
 
         return await guard(ctx, "read", "jobs show", body)
 

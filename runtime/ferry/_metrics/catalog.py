@@ -62,6 +62,13 @@ class WorkerMetrics:
             buckets=_CLAIM_BUCKETS,
             registry=registry,
         )
+        self.rate_limited = Counter(
+            "job_rate_limited",
+            "Runs a claim deferred because their job's rate limit had no room for them "
+            "(never leased, no attempt counted; each deferral counts once).",
+            ["job"],
+            registry=registry,
+        )
         self.claim_failures = Counter(
             "job_claim_failures",
             "Claims that raised (database unreachable, restarting, …).",
@@ -96,6 +103,11 @@ class WorkerMetrics:
         for queue in queues:
             self.leases_lost.labels(queue=queue)
             self.heartbeat_failures.labels(queue=queue)
+
+    def serve_rated(self, jobs: Iterable[str]) -> None:
+        """Start the rate limit counter at 0 for each rated job, for the same reason."""
+        for job in jobs:
+            self.rate_limited.labels(job=job)
 
     def follow_wake(self, healthy: Callable[[], bool]) -> None:
         """Report the wake listener's health, read at scrape time."""
@@ -134,6 +146,10 @@ class _MetricsObserver(ExecutionObserver):
     def lease_lost(self, job_name: str, job_id: str, queue: str) -> None:
         self._metrics.leases_lost.labels(queue=queue).inc()
         self._then.lease_lost(job_name, job_id, queue)
+
+    def rate_limited(self, job_name: str, job_id: str, queue: str, until_ms: int) -> None:
+        self._metrics.rate_limited.labels(job=job_name).inc()
+        self._then.rate_limited(job_name, job_id, queue, until_ms)
 
     def execution_finished(self, report: ExecutionReport) -> None:
         self._metrics.runs.labels(

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from ferry._operations.envelope import Action, camel_keys
-from ferry._operations.filters import run_filter
+from ferry._operations.filters import instant, run_filter
 from ferry.drivers._refusals import run_not_found
 from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.drivers.protocol import JobDriver, JobIntrospection, RunDetail, RunFilter, RunSummary
@@ -52,9 +52,28 @@ async def show_run(driver: JobDriver, run_id: str) -> RunDetail:
     return run
 
 
+def waiting_for(run: RunDetail) -> str | None:
+    """Why a queued run is not due yet, when ferry put it off (every surface shows this
+    line): ``deferred by rate limit until <instant>`` while the instant a claim deferred it
+    to is still its ``run_at``; None otherwise."""
+    until = run.rate_deferred_until_ms
+    if run.summary.state == "queued" and until is not None and until == run.summary.run_at_ms:
+        return f"deferred by rate limit until {instant(until)}"
+    return None
+
+
+def run_headline(run: RunDetail) -> str:
+    """The one line ``jobs show`` answers with on every surface: the run, its job, its
+    state, and why it waits when ferry put it off."""
+    s = run.summary
+    waiting = waiting_for(run)
+    return f'run {s.id} of job "{s.name}" is {s.state}' + (f" ({waiting})" if waiting else "")
+
+
 def run_json(run: RunDetail) -> dict[str, Any]:
     """A run as ``ferry jobs show --json`` carries it: its own fields in camelCase, the
-    stored values as stored (an input's ``org_id`` stays ``org_id``), each copied once."""
+    stored values as stored (an input's ``org_id`` stays ``org_id``), each copied once,
+    and ``waiting`` (``waiting_for``)."""
     bare = replace(
         run, payload=None, result=None, steps=[replace(st, result=None) for st in run.steps]
     )
@@ -62,6 +81,7 @@ def run_json(run: RunDetail) -> dict[str, Any]:
     data["payload"], data["result"] = run.payload, run.result
     for shown, step in zip(data["steps"], run.steps, strict=True):
         shown["result"] = step.result
+    data["waiting"] = waiting_for(run)
     return data
 
 

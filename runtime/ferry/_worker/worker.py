@@ -141,6 +141,7 @@ class JobWorker:
         self._by_name: dict[str, JobDefinition[Any, Any]] = {}
         self._names: list[str] = []
         self._limits: dict[str, int] = {}
+        self._rates: dict[str, tuple[int, int]] = {}
         self._keeper: LeaseKeeper | None = None
         self._prepared = False
         self._crash: BaseException | None = None
@@ -168,6 +169,7 @@ class JobWorker:
         wake = self.driver.wake()
         if self.metrics is not None:
             self.metrics.serve_queues(self.queues or sorted({d.queue for d in definitions}))
+            self.metrics.serve_rated(sorted(self._rates))
             self.metrics.follow_wake(lambda: wake.healthy)
             sampling = asyncio.create_task(
                 sample_queue_depth(self.driver, self.metrics, self._stats_interval_ms),
@@ -204,19 +206,19 @@ class JobWorker:
 
     async def run_due(self) -> int:
         """Claim what is due now, up to the free capacity, and run each claimed attempt to
-        its settle; answers how many were claimed. ``ferry.testing``'s harness cranks the
-        worker with this: the same claim, execution and batched settle as the round-trip
-        loop, one step at a time."""
+        its settle; answers how many runs the claim answered (leased, or deferred by their
+        rate limit). ``ferry.testing``'s harness cranks the worker with this: the same
+        claim, execution and batched settle as the round-trip loop, one step at a time."""
         self._prepare()
         free = self._free()
         if free <= 0:
             return 0
-        claimed = await self.driver.claim(self._claim_options(free))
-        reports = [self._spawn(run) for run in claimed]
+        answered = await self.driver.claim(self._claim_options(free))
+        reports = [self._spawn(run) for run in self._leased(answered)]
         while not all(report.done() for report in reports):
             await first_of(asyncio.wait(reports), self._settles.arrived.wait())
             await self._settles.flush(self.driver.settle_many)
-        return len(claimed)
+        return len(answered)
 
     def _prepare(self) -> list[JobDefinition[Any, Any]]:
         """Resolve the jobs and refuse what cannot be enforced (once); answers the jobs."""
@@ -239,6 +241,9 @@ class JobWorker:
             d.name: d.concurrency.limit
             for d in capped
             if d.concurrency is not None and d.concurrency.when_busy == "wait"
+        }
+        self._rates = {
+            d.name: (d.rate.limit, d.rate.per_ms) for d in definitions if d.rate is not None
         }
         self._keeper = LeaseKeeper(
             self.driver,
@@ -421,10 +426,11 @@ class JobWorker:
         self._reserved -= reserved
         if options is not None:
             self._failures = 0
-            for run in claimed:
+            for run in self._leased(claimed):
                 self._spawn(run)
             # A short batch means nothing else was due: claiming again at once would come
-            # back empty.
+            # back empty. Runs the claim deferred by their rate limit count as answered: the
+            # next claim no longer sees them, and may find runs behind them.
             self._short = len(claimed) < options.limit
 
     async def _trip(self, batch: SettleBatch, options: ClaimOptions | None) -> list[ClaimedJob]:
@@ -482,6 +488,20 @@ class JobWorker:
         backoff = self.driver.clock.sleep_ms(min(initial * 2**failures, ceiling))
         await first_of(backoff, self._stopping.wait())
 
+    def _leased(self, answered: list[ClaimedJob]) -> list[ClaimedJob]:
+        """The runs a claim leased; each run it deferred by its rate limit instead is
+        reported, and the worker wakes for it when its key has room."""
+        if not self._rates:
+            return answered
+        leased = []
+        for run in answered:
+            if run.rate_deferred_until_ms is None:
+                leased.append(run)
+            else:
+                self._due.add(run.rate_deferred_until_ms)
+                self.observer.rate_limited(run.name, run.id, run.queue, run.rate_deferred_until_ms)
+        return leased
+
     def _free(self) -> int:
         """Capacity to claim for: ``concurrency`` less the running bodies and the threads
         abandoned sync bodies still hold."""
@@ -495,6 +515,7 @@ class JobWorker:
             queues=self.queues,
             names=self._names,
             limits=self._limits,
+            rates=self._rates,
         )
 
     def _spawn(self, run: ClaimedJob) -> asyncio.Future[ExecutionReport]:

@@ -28,6 +28,7 @@ from ferry.drivers._postgres.joined import Row, joined_session
 from ferry.drivers._postgres.ledger import known_migrations
 from ferry.drivers._postgres.location import pool_location, store_location
 from ferry.drivers._postgres.outbox import PostgresOutbox
+from ferry.drivers._postgres.rates import PostgresRateBuckets
 from ferry.drivers._postgres.records import PostgresLeaseStore, PostgresRecordStore
 from ferry.drivers._postgres.slots import PostgresSlotStore
 from ferry.drivers._postgres.steps import PostgresStepStore
@@ -80,6 +81,7 @@ class PostgresJobDriver(DerivedCalls):
         self._steps = PostgresStepStore(self._db)
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
         self.slots = PostgresSlotStore(self._db)
+        self.rates = PostgresRateBuckets(self._db)
         self.leases = PostgresLeaseStore(self._db)
         self.records = PostgresRecordStore(self._db)
         self.introspect = PostgresIntrospection(self._db)
@@ -215,9 +217,16 @@ class PostgresJobDriver(DerivedCalls):
             return [False] * len(settles), []
         batch = json_text([_settle_row(pk, settle, now) for pk, settle in sent])
         limits = options.limits if options is not None else {}
-        keyed = (list(limits), list(limits.values())) if limits else ()
+        rates = options.rates if options is not None else {}
+        extra: tuple[Any, ...]
+        statement, extra = "settle_and_claim", ()
+        if rates:
+            statement = "settle_and_rated_claim"
+            extra = (json_text([[name, *rate] for name, rate in rates.items()]),)
+        elif limits:
+            statement, extra = "settle_and_keyed_claim", (list(limits), list(limits.values()))
         rows = await pool.fetch(
-            self._db.queries["settle_and_keyed_claim" if limits else "settle_and_claim"],
+            self._db.queries[statement],
             batch,
             now,
             CANCELLED_BY_OPERATOR.code,
@@ -227,7 +236,7 @@ class PostgresJobDriver(DerivedCalls):
             now + options.lease_ms if options is not None else None,
             list(options.queues) if options is not None and options.queues is not None else None,
             list(options.names) if options is not None and options.names is not None else None,
-            *keyed,
+            *extra,
         )
         *claimed_rows, last = rows
         landed = set(last["landed"])
@@ -293,6 +302,7 @@ class PostgresJobDriver(DerivedCalls):
             outbox=await batches("outbox_prune", policy.published_outbox_ms),
             webhook_attempts=await batches("prune_log", policy.webhook_attempts_ms),
             records=await batches("prune_records", 0),
+            rates=await pool.fetchval(self._db.queries["prune_rate_windows"], now),
         )
 
     async def close(self) -> None:
@@ -322,6 +332,7 @@ def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
         r.actor,
         r.concurrency_key,
         r.priority,
+        r.rate_key,
     )
 
 
