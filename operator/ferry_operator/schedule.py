@@ -19,7 +19,7 @@ from typing import Any
 from ferry.errors import FerryError
 from ferry.tasks import next_occurrences, occurrences, parse_cron, validate_zone
 from ferry_operator.conditions import State, Verdict, stalled
-from ferry_operator.worker import job_name
+from ferry_operator.worker import job_name, job_queue
 
 Body = Mapping[str, Any]
 
@@ -118,8 +118,8 @@ def plan_scheduler(
 def _resolve_entries(
     body: Body, jobs: Mapping[str, Body], source: Body | None
 ) -> tuple[list[Any], Body]:
-    """Map each entry's DurableJob to the job name the app knows; pin the scheduler's app
-    (the first accepted task's first DurableJob)."""
+    """Map each entry's DurableJob to the job name the app knows and the queue its workers
+    poll; pin the scheduler's app (the first accepted task's first DurableJob)."""
     owner = f'ScheduledTask "{body["metadata"]["name"]}"'
     resolved = []
     for index, entry in enumerate(body["spec"].get("entries", [])):
@@ -146,7 +146,10 @@ def _resolve_entries(
                 "spec.databaseSecretRef, or put the other app's tasks in another namespace",
             )
             raise _Refused(stalled("AppMismatch", refused))
-        resolved.append({"job": job_name(job), "input": entry.get("input", {})})
+        # The DurableJob's queue travels with the entry: its workers poll that queue only.
+        resolved.append(
+            {"job": job_name(job), "queue": job_queue(job), "input": entry.get("input", {})}
+        )
     if source is None:
         # The CRD requires one entry at least; a body from elsewhere gets the same answer.
         refused = FerryError(

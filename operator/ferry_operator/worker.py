@@ -39,6 +39,11 @@ def job_name(body: Mapping[str, Any]) -> str:
     return str(body["spec"].get("job") or body["metadata"]["name"])
 
 
+def job_queue(body: Mapping[str, Any]) -> str:
+    """The one queue a DurableJob's workers poll (``spec.queue``), where its runs must go."""
+    return str(body["spec"].get("queue") or "default")
+
+
 def worker_name(body: Mapping[str, Any]) -> str:
     """The name of a DurableJob's worker Deployment, Service and PodDisruptionBudget."""
     return f"{body['metadata']['name']}-worker"
@@ -75,7 +80,7 @@ def worker_deployment(body: Mapping[str, Any]) -> Manifest:
         {"name": "ROLE", "value": "worker"},
         {"name": "FERRY_APP", "value": spec["handler"]},
         database_env(spec),
-        {"name": "QUEUES", "value": spec.get("queue", "default")},
+        {"name": "QUEUES", "value": job_queue(body)},
         {"name": "CONCURRENCY", "value": str(spec.get("concurrency", DEFAULT_CONCURRENCY))},
         {"name": "DRAIN_SECONDS", "value": str(drain)},
     ]

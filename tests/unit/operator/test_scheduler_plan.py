@@ -120,8 +120,9 @@ def test_a_plan_whose_scheduler_cannot_run_stalls_every_accepted_task_only() -> 
     assert plan.verdicts["refused"].reason == "InvalidTimeZone"
 
 
-def test_entries_carry_the_apps_job_name_and_input() -> None:
-    plan = plan_scheduler([scheduled_task(catchUp="run-once", maxCatchUp=3)], JOBS, NOW_MS)
+def test_entries_carry_the_apps_job_name_the_durable_jobs_queue_and_the_input() -> None:
+    jobs = {"digest": durable_job("digest", job="send_digest", queue="digests")}
+    plan = plan_scheduler([scheduled_task(catchUp="run-once", maxCatchUp=3)], jobs, NOW_MS)
     assert plan.document() == {
         "tasks": [
             {
@@ -130,10 +131,17 @@ def test_entries_carry_the_apps_job_name_and_input() -> None:
                 "timeZone": "Europe/Berlin",
                 "catchUp": "run-once",
                 "maxCatchUp": 3,
-                "entries": [{"job": "send_digest", "input": {"occurrence_ms": 0}}],
+                "entries": [
+                    {"job": "send_digest", "queue": "digests", "input": {"occurrence_ms": 0}}
+                ],
             }
         ]
     }
+
+
+def test_an_entry_of_a_durable_job_without_a_queue_goes_to_the_default_queue_it_polls() -> None:
+    [task] = plan_scheduler([scheduled_task()], JOBS, NOW_MS).document()["tasks"]
+    assert [entry["queue"] for entry in task["entries"]] == ["default"]
 
 
 def test_next_and_last_fire_are_shown_in_the_tasks_own_zone() -> None:
