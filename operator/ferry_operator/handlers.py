@@ -32,6 +32,9 @@ def operator_settings(config: OperatorConfig) -> kopf.OperatorSettings:
     # Server-side: the API server streams only the Deployments the operator wrote, never every
     # Deployment of the cluster (the handler's `labels=` alone would filter client-side).
     settings.watching.label_selectors["apps", "v1", "deployments"] = OWNED_SELECTOR
+    # Likewise the pods of those Deployments: their status names why they do not run (an
+    # image that cannot be pulled, a crash loop, no node) the moment the kubelet knows.
+    settings.watching.label_selectors["v1", "pods"] = OWNED_SELECTOR
     # Namespaced, the operator may list neither CRDs nor namespaces (it has Roles only): the
     # resources are discovered once at start and the namespaces are exactly the ones named.
     settings.scanning.disabled = not config.clusterwide
@@ -79,8 +82,10 @@ async def stop(memo: kopf.Memo, **_: Any) -> None:
 @kopf.on.event(GROUP, VERSION, "durablejobs")
 @kopf.on.event(GROUP, VERSION, "scheduledtasks")
 @kopf.on.event("apps", "v1", "deployments", labels={MANAGED_BY: FIELD_MANAGER})
+@kopf.on.event("v1", "pods", labels={MANAGED_BY: FIELD_MANAGER})
 async def namespace_changed(namespace: str | None, memo: kopf.Memo, **_: Any) -> None:
-    """A ferry resource or an owned Deployment changed: reconcile its namespace."""
+    """A ferry resource, an owned Deployment or one of its pods changed: reconcile its
+    namespace."""
     if namespace:
         await memo.coalescer.request(namespace)
 

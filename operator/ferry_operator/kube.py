@@ -18,7 +18,14 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config.config_exception import ConfigException
 
-from ferry_operator.names import API_VERSION, FIELD_MANAGER, GROUP, MANAGED_BY, VERSION
+from ferry_operator.names import (
+    API_VERSION,
+    FIELD_MANAGER,
+    GROUP,
+    MANAGED_BY,
+    OWNED_SELECTOR,
+    VERSION,
+)
 from ferry_operator.pods import Manifest
 
 _APPLY = "application/apply-patch+yaml"
@@ -188,6 +195,18 @@ class Kube:
     async def list_resources(self, plural: str, namespace: str) -> list[Manifest]:
         """Every ferry custom resource of ``plural`` in ``namespace``."""
         listed = await self._custom.list_namespaced_custom_object(GROUP, VERSION, namespace, plural)
+        return cast(list[Manifest], listed["items"])
+
+    async def owned_pods(self, namespace: str) -> list[Manifest]:
+        """The pods of every Deployment the operator wrote in ``namespace`` (label-selected by
+        the server): their status says why they do not run."""
+        listed = await call(
+            self._api,
+            "GET",
+            "/api/v1/namespaces/{namespace}/pods",
+            params={"namespace": namespace},
+            query=[("labelSelector", OWNED_SELECTOR)],
+        )
         return cast(list[Manifest], listed["items"])
 
     async def patch_status(self, plural: str, namespace: str, name: str, status: Manifest) -> None:

@@ -12,12 +12,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ferry._clock import Clock
+from ferry_operator.causes import SCHEDULER, WORKERS, pod_cause
 from ferry_operator.conditions import (
     State,
     Verdict,
     changed,
     conditions,
     durable_job_verdict,
+    scheduler_verdict,
     secret_not_found,
     stamp,
 )
@@ -30,12 +32,14 @@ from ferry_operator.schedule import plan_scheduler
 from ferry_operator.scheduler import (
     scheduler_deployment,
     scheduler_disruption_budget,
+    scheduler_labels,
     tasks_configmap,
 )
 from ferry_operator.service import metrics_service
 from ferry_operator.worker import (
     worker_deployment,
     worker_disruption_budget,
+    worker_labels,
     worker_name,
     worker_selector,
 )
@@ -49,6 +53,7 @@ async def reconcile_namespace(
     declared = _live(await kube.list_resources("durablejobs", namespace))
     jobs = [with_database_default(job, default_secret) for job in declared]
     tasks = _live(await kube.list_resources("scheduledtasks", namespace))
+    pods = await kube.owned_pods(namespace) if declared or tasks else []
     now_ms = clock.now_ms()
     now = stamp(now_ms)
     exists: dict[str, bool] = {}
@@ -61,7 +66,8 @@ async def reconcile_namespace(
         if not exists[ref.name]:
             defaulted = not own["spec"].get("databaseSecretRef")
             absent = missing[job["metadata"]["name"]] = secret_not_found(namespace, ref, defaulted)
-        await _reconcile_worker(kube, job, absent, post, now)
+        workers = _selected(pods, worker_labels(job["metadata"]["name"]))
+        await _reconcile_worker(kube, job, absent, pod_cause(workers, WORKERS), post, now)
     plan = plan_scheduler(tasks, {job["metadata"]["name"]: job for job in jobs}, now_ms, missing)
     if plan.runs:
         existing = await kube.metadata("Deployment", namespace, SCHEDULER_NAME)
@@ -70,9 +76,13 @@ async def reconcile_namespace(
         else:
             await kube.apply(tasks_configmap(namespace, plan))
             scheduler = scheduler_deployment(namespace, plan)
-            await kube.apply(scheduler)
+            running = await kube.apply(scheduler)
             await kube.apply(metrics_service(scheduler))
             await kube.apply(scheduler_disruption_budget(namespace, plan))
+            cause = pod_cause(_selected(pods, scheduler_labels()), SCHEDULER)
+            for owner in plan.owners:
+                name = str(owner["metadata"]["name"])
+                plan.verdicts[name] = scheduler_verdict(plan.verdicts[name], running, cause)
     else:
         # GC removes them with their last owner; a task that became invalid or suspended
         # still owns them, so they are removed here — only if they are the operator's.
@@ -87,7 +97,12 @@ async def reconcile_namespace(
 
 
 async def _reconcile_worker(
-    kube: Kube, job: Manifest, missing_secret: str | None, post: PostEvent, now: str
+    kube: Kube,
+    job: Manifest,
+    missing_secret: str | None,
+    cause: Verdict | None,
+    post: PostEvent,
+    now: str,
 ) -> None:
     """A DurableJob's worker Deployment, Service and PodDisruptionBudget, and its status."""
     namespace, name = job["metadata"]["namespace"], worker_name(job)
@@ -103,7 +118,7 @@ async def _reconcile_worker(
         deployment = await kube.apply(manifest)
         await kube.apply(metrics_service(manifest))
         await kube.apply(worker_disruption_budget(job))
-        verdict = durable_job_verdict(deployment, desired, missing_secret)
+        verdict = durable_job_verdict(deployment, desired, missing_secret, cause)
         previous = int((before or {}).get("spec", {}).get("replicas", desired))
         if before is not None and previous != desired:
             await post(job, "Normal", "Scaled", f"workers scaled from {previous} to {desired}")
@@ -150,6 +165,15 @@ async def _settle(
     if any(current.get(key) != value for key, value in status.items()):
         meta = body["metadata"]
         await kube.patch_status(plural, meta["namespace"], meta["name"], status)
+
+
+def _selected(pods: list[Manifest], selector: Mapping[str, str]) -> list[Manifest]:
+    """The pods whose labels carry every label of ``selector``."""
+    return [
+        pod
+        for pod in pods
+        if all((pod["metadata"].get("labels") or {}).get(k) == v for k, v in selector.items())
+    ]
 
 
 def _live(items: list[Manifest]) -> list[Manifest]:

@@ -128,3 +128,52 @@ def minutely_digest(namespace: str, *, image: str, dsn: str, **worker: Any) -> l
         resource("DurableJob", "send-digest", namespace, {**job, **worker}),
         resource("ScheduledTask", "every-minute", namespace, task),
     ]
+
+
+def kubelet_reports(
+    plane: ControlPlane, namespace: str, selector: str, status: dict[str, Any]
+) -> list[str]:
+    """Write ``status`` on every pod ``selector`` matches, as a kubelet would (this control
+    plane has none, so its pods never leave Pending by themselves); the pods' names.
+
+    What the operator then reads is the API server's pod, through its watch and its RBAC;
+    tests/node shows the same reasons from a real kubelet.
+    """
+
+    def pods() -> list[str]:
+        listed = plane.get("pods", "-n", namespace, "-l", selector)
+        return [pod["metadata"]["name"] for pod in (listed or {"items": []})["items"]]
+
+    names: list[str] = eventually_blocking(pods, what=f"pods {selector} in {namespace}")
+    for name in names:
+        plane.kubectl(
+            "patch",
+            "pod",
+            name,
+            "-n",
+            namespace,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            json.dumps({"status": status}),
+        )
+    return names
+
+
+def ready_pod_status() -> dict[str, Any]:
+    """A running pod whose one container is ready, as the kubelet reports it."""
+    return {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True"}],
+        "containerStatuses": [
+            {
+                "name": "ferry",
+                "image": IMAGE,
+                "imageID": "",
+                "ready": True,
+                "restartCount": 0,
+                "started": True,
+                "state": {"running": {"startedAt": "2026-06-01T12:00:00Z"}},
+            }
+        ],
+    }

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from control_plane import ControlPlane
-from e2e_helpers import condition, env_of, example
+from e2e_helpers import condition, env_of, example, kubelet_reports, ready_pod_status
 from operator_process import Fleet
 from support.waiting import eventually, eventually_blocking
 
@@ -161,18 +161,38 @@ def test_scheduled_tasks_become_the_namespaces_scheduler_leader_and_standby(
     assert env["FERRY_TASKS_APP"] == "examples.demo.app:api"
     configmap = control_plane.get("configmap", "-n", NAMESPACE, "ferry-scheduler-tasks")
     [fired] = json.loads(configmap["data"]["tasks.json"])["tasks"]
-    assert fired["entries"] == [{"job": "send_digest", "input": {"occurrence_ms": 0}}]
+    assert fired["entries"] == [
+        {"job": "send_digest", "queue": "default", "input": {"occurrence_ms": 0}}
+    ]
     assert (
         control_plane.get("pdb", "-n", NAMESPACE, "ferry-scheduler")["spec"]["maxUnavailable"] == 1
     )
+    # No scheduler pod runs yet: the task is not Ready, it waits for one.
+    starting = eventually_blocking(
+        lambda: (
+            (c := _ready(control_plane, "scheduledtask", "nightly-digest"))
+            and c["reason"] == "SchedulerStarting"
+            and c
+        ),
+        what="task waiting for its scheduler",
+    )
+    assert starting["status"] == "False" and "0/2" in starting["message"]
+    kubelet_reports(
+        control_plane, NAMESPACE, "app.kubernetes.io/component=scheduler", ready_pod_status()
+    )
     eventually_blocking(
-        lambda: _ready(control_plane, "scheduledtask", "nightly-digest"), what="task status"
+        lambda: (
+            (c := _ready(control_plane, "scheduledtask", "nightly-digest"))
+            and c["status"] == "True"
+        ),
+        what="task Ready once a scheduler pod is",
     )
     table = control_plane.kubectl("get", "st", "-n", NAMESPACE)
     header = table.splitlines()[0].split()
     assert header[:5] == ["NAME", "SCHEDULE", "ZONE", "SUSPEND", "LAST"]
     row = table.splitlines()[1]
     assert "0 3 * * *" in row and "Europe/Berlin" in row and "+0" in row and "True" in row
+    assert "Scheduled" in row
 
 
 def test_editing_a_task_rolls_the_scheduler_onto_the_new_task_file(

@@ -14,6 +14,8 @@ from e2e_helpers import (
     apply,
     condition,
     events_of,
+    kubelet_reports,
+    ready_pod_status,
     resource,
     secret,
     with_reason,
@@ -134,6 +136,12 @@ def test_scheduled_tasks_get_specific_reasons_and_events_of_both_types(
 
     fixed = {**task, "timeZone": "Europe/Berlin", "entries": [{"job": "digest"}]}
     _apply(control_plane, "ScheduledTask", "nightly", fixed)
+    # Accepted: it waits for a scheduler pod, then is Ready.
+    starting = _verdict(control_plane, "st", "nightly", "SchedulerStarting")
+    assert starting["status"]["nextFire"].endswith(("+01:00", "+02:00"))
+    kubelet_reports(
+        control_plane, namespace, "app.kubernetes.io/component=scheduler", ready_pod_status()
+    )
     scheduled = _verdict(control_plane, "st", "nightly", "Scheduled")
     assert scheduled["status"]["nextFire"].endswith(("+01:00", "+02:00"))
     reasons = [(e["type"], e["reason"]) for e in _events(control_plane, "nightly", "Scheduled")]
@@ -160,3 +168,43 @@ def test_a_durable_job_gets_normal_events_as_it_converges(
     control_plane.kubectl("scale", "dj", "events", "-n", namespace, "--replicas=2")
     [scaled] = _events(control_plane, "events", "Scaled")
     assert (scaled["type"], scaled["message"]) == ("Normal", "workers scaled from 1 to 2")
+
+
+def test_a_crash_looping_worker_names_the_roles_refusal_on_the_durable_job(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    """The pod's last termination message (what the role wrote to /dev/termination-log)
+    reaches the DurableJob's Ready condition and a Warning event, with no progress deadline
+    waited for; once the pods are ready the job is Ready again."""
+    _apply(control_plane, "Secret", "db", {})
+    _apply(
+        control_plane, "DurableJob", "crashing", {**MINIMAL, "databaseSecretRef": {"name": "db"}}
+    )
+    _verdict(control_plane, "durablejob", "crashing", "WorkersStarting")
+    refusal = (
+        "X_DB_UNREACHABLE: cannot connect to the database at postgresql://app:***@db/ferry: "
+        'InvalidPasswordError: password authentication failed for user "app"'
+    )
+    crashed = {
+        "name": "ferry",
+        "image": IMAGE,
+        "imageID": "",
+        "ready": False,
+        "restartCount": 2,
+        "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 20s"}},
+        "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "message": refusal}},
+    }
+    selector = "ferry.dev/durablejob=crashing"
+    kubelet_reports(
+        control_plane, namespace, selector, {"phase": "Running", "containerStatuses": [crashed]}
+    )
+    job = _verdict(control_plane, "durablejob", "crashing", "WorkersCrashLooping")
+    ready = condition(job, "Ready")
+    assert ready and ready["status"] == "False" and refusal in ready["message"]
+    [warning] = _events(control_plane, "crashing", "WorkersCrashLooping")
+    assert warning["type"] == "Warning" and "password authentication failed" in warning["message"]
+    printed = control_plane.kubectl("get", "dj", "crashing", "-n", namespace)
+    assert "WorkersCrashLooping" in printed
+
+    kubelet_reports(control_plane, namespace, selector, ready_pod_status())
+    _verdict(control_plane, "durablejob", "crashing", "WorkersReady")

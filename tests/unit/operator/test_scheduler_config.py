@@ -10,8 +10,8 @@ from operator_app import api as demo_api
 from operator_app import nudge_org
 
 from ferry import scheduler_config, set_job_driver
-from ferry.drivers import memory_job_driver
 from ferry._jobs.registry import Api
+from ferry.drivers import memory_job_driver
 from ferry.errors import FerryError
 
 ORG = "5f0c2a8e-8d5e-4a59-9b43-0c6a3c1c7a11"
