@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from ferry._metrics.queue_catalog import QueueMetrics
+
 
 class SchedulerMetrics:
     """The metrics a scheduler exports, registered in ``registry``."""
@@ -27,6 +29,9 @@ class SchedulerMetrics:
             ["task"],
             registry=registry,
         )
+        # Set while this node leads (the one of the namespace measuring its queues), and
+        # cleared while it stands by.
+        self.queues = QueueMetrics(registry)
 
     def serve_tasks(self, tasks: Iterable[str]) -> None:
         """Start every task's counter at 0, so its first dispatch is an increase."""

@@ -280,16 +280,25 @@ class MemoryJobDriver(DerivedCalls):
     async def stats(self) -> list[QueueStats]:
         counts: dict[str, dict[JobState, int]] = {}
         oldest: dict[str, int] = {}
+        due: dict[str, int] = {}
         now = self._clock.now_ms()
         for run in self._runs.by_id.values():
             per_queue = counts.setdefault(run.queue, dict.fromkeys(JOB_STATES, 0))
             per_queue[run.state] += 1
+            if run.state in ("queued", "sleeping") and run.run_at_ms <= now:
+                due[run.queue] = due.get(run.queue, 0) + 1
             if run.state == "queued" and run.run_at_ms <= now:
                 oldest[run.queue] = min(oldest.get(run.queue, run.run_at_ms), run.run_at_ms)
         for queue in self._runs.paused:
             counts.setdefault(queue, dict.fromkeys(JOB_STATES, 0))
         return [
-            QueueStats(queue, state_counts, queue in self._runs.paused, oldest.get(queue))
+            QueueStats(
+                queue,
+                state_counts,
+                queue in self._runs.paused,
+                oldest.get(queue),
+                due.get(queue, 0),
+            )
             for queue, state_counts in sorted(counts.items())
         ]
 
