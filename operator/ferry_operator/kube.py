@@ -197,15 +197,19 @@ class Kube:
         listed = await self._custom.list_namespaced_custom_object(GROUP, VERSION, namespace, plural)
         return cast(list[Manifest], listed["items"])
 
-    async def owned_pods(self, namespace: str) -> list[Manifest]:
-        """The pods of every Deployment the operator wrote in ``namespace`` (label-selected by
-        the server): their status says why they do not run."""
+    async def owned_pods(
+        self, namespace: str, selector: Mapping[str, str] | None = None
+    ) -> list[Manifest]:
+        """The pods of the Deployments the operator wrote in ``namespace`` (those carrying
+        ``selector`` too), label-selected by the server: their status says why they do not
+        run, and where a scheduler serves its metrics."""
+        labels = ",".join([OWNED_SELECTOR, *(f"{k}={v}" for k, v in (selector or {}).items())])
         listed = await call(
             self._api,
             "GET",
             "/api/v1/namespaces/{namespace}/pods",
             params={"namespace": namespace},
-            query=[("labelSelector", OWNED_SELECTOR)],
+            query=[("labelSelector", labels)],
         )
         return cast(list[Manifest], listed["items"])
 

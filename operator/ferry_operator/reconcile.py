@@ -8,10 +8,11 @@ a status write causes finds nothing to do and the loop settles.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ferry._clock import Clock
+from ferry_operator.autoscale import desired_replicas
 from ferry_operator.causes import SCHEDULER, WORKERS, pod_cause
 from ferry_operator.conditions import (
     State,
@@ -46,29 +47,33 @@ from ferry_operator.worker import (
 
 
 async def reconcile_namespace(
-    kube: Kube, namespace: str, post: PostEvent, default_secret: DatabaseRef, clock: Clock
+    kube: Kube,
+    namespace: str,
+    post: PostEvent,
+    default_secret: DatabaseRef,
+    clock: Clock,
+    autoscaled: Callable[[str, bool], None] = lambda namespace, any_: None,
 ) -> bool:
     """Bring the namespace's owned objects and the resources' status in line with its
-    resources; whether the namespace has any ferry resource left (worth refreshing)."""
+    resources; whether the namespace has any ferry resource left (worth refreshing).
+    ``autoscaled`` hears whether any of its DurableJobs autoscales (the autoscale loop's
+    namespaces)."""
     declared = _live(await kube.list_resources("durablejobs", namespace))
     jobs = [with_database_default(job, default_secret) for job in declared]
     tasks = _live(await kube.list_resources("scheduledtasks", namespace))
     pods = await kube.owned_pods(namespace) if declared or tasks else []
     now_ms = clock.now_ms()
     now = stamp(now_ms)
-    exists: dict[str, bool] = {}
-    missing: dict[str, str] = {}
-    for own, job in zip(declared, jobs, strict=True):
-        ref = database_ref(job["spec"])
-        if ref.name not in exists:
-            exists[ref.name] = await kube.metadata("Secret", namespace, ref.name) is not None
-        absent = None
-        if not exists[ref.name]:
-            defaulted = not own["spec"].get("databaseSecretRef")
-            absent = missing[job["metadata"]["name"]] = secret_not_found(namespace, ref, defaulted)
-        workers = _selected(pods, worker_labels(job["metadata"]["name"]))
-        await _reconcile_worker(kube, job, absent, pod_cause(workers, WORKERS), post, now)
+    missing = await _missing_secrets(kube, namespace, declared, jobs)
     plan = plan_scheduler(tasks, {job["metadata"]["name"]: job for job in jobs}, now_ms, missing)
+    autoscaled(namespace, bool(plan.measured))
+    for job in jobs:
+        name = job["metadata"]["name"]
+        refused = missing.get(name)
+        cause = plan.unmeasurable.get(name) or pod_cause(
+            _selected(pods, worker_labels(name)), WORKERS
+        )
+        await _reconcile_worker(kube, job, refused, cause, post, now)
     if plan.runs:
         existing = await kube.metadata("Deployment", namespace, SCHEDULER_NAME)
         if existing is not None and not operator_owned(existing):
@@ -96,6 +101,23 @@ async def reconcile_namespace(
     return bool(jobs or tasks)
 
 
+async def _missing_secrets(
+    kube: Kube, namespace: str, declared: list[Manifest], jobs: list[Manifest]
+) -> dict[str, str]:
+    """Why each DurableJob whose database Secret does not exist cannot start, by name (each
+    Secret is asked for once, as metadata only)."""
+    exists: dict[str, bool] = {}
+    missing: dict[str, str] = {}
+    for own, job in zip(declared, jobs, strict=True):
+        ref = database_ref(job["spec"])
+        if ref.name not in exists:
+            exists[ref.name] = await kube.metadata("Secret", namespace, ref.name) is not None
+        if not exists[ref.name]:
+            defaulted = not own["spec"].get("databaseSecretRef")
+            missing[job["metadata"]["name"]] = secret_not_found(namespace, ref, defaulted)
+    return missing
+
+
 async def _reconcile_worker(
     kube: Kube,
     job: Manifest,
@@ -106,7 +128,7 @@ async def _reconcile_worker(
 ) -> None:
     """A DurableJob's worker Deployment, Service and PodDisruptionBudget, and its status."""
     namespace, name = job["metadata"]["namespace"], worker_name(job)
-    desired = int(job["spec"].get("replicas", 1))
+    desired = desired_replicas(job)
     before = await kube.read("Deployment", namespace, name)
     if before is not None and not operator_owned(before["metadata"]):
         deployment = None
@@ -121,11 +143,14 @@ async def _reconcile_worker(
         verdict = durable_job_verdict(deployment, desired, missing_secret, cause)
         previous = int((before or {}).get("spec", {}).get("replicas", desired))
         if before is not None and previous != desired:
-            await post(job, "Normal", "Scaled", f"workers scaled from {previous} to {desired}")
+            why = ((job.get("status") or {}).get("autoscaling") or {}).get("message")
+            scaled = f"workers scaled from {previous} to {desired}"
+            await post(job, "Normal", "Scaled", f"{scaled}: {why}" if why else scaled)
     status = (deployment or {}).get("status") or {}
     fields = {
         "replicas": int(status.get("replicas") or 0),
         "readyReplicas": int(status.get("readyReplicas") or 0),
+        "desiredReplicas": desired,
         "selector": worker_selector(job),
     }
     await _settle(kube, "durablejobs", job, fields, verdict, post, now)

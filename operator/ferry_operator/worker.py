@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ferry_operator.autoscale import desired_replicas
 from ferry_operator.names import (
     API_VERSION,
     COMPONENT,
@@ -92,7 +93,7 @@ def worker_deployment(body: Mapping[str, Any]) -> Manifest:
         "kind": "Deployment",
         "metadata": metadata,
         "spec": {
-            "replicas": int(spec.get("replicas", 1)),
+            "replicas": desired_replicas(body),
             "selector": {"matchLabels": selector},
             "template": template,
         },

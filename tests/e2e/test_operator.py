@@ -359,6 +359,45 @@ def test_invalid_resources_are_refused_at_apply(control_plane: ControlPlane, dem
     )
 
 
+def test_autoscaling_values_that_cannot_mean_anything_are_refused_at_apply(
+    control_plane: ControlPlane, demo: str
+) -> None:
+    """The CRD's bounds and its CEL rule, enforced by the API server: max below min, a
+    negative count, a target of 0, no max, a cooldown that is not a duration."""
+
+    def answer(autoscaling: dict[str, Any]) -> str:
+        body = {
+            "apiVersion": "ferry.dev/v1alpha1",
+            "kind": "DurableJob",
+            "metadata": {"name": "scaled", "namespace": NAMESPACE},
+            "spec": {
+                "image": "app:1",
+                "handler": "app.jobs:api",
+                "databaseSecretRef": {"name": "db"},
+                "autoscaling": autoscaling,
+            },
+        }
+        return control_plane.kubectl(
+            "apply", "--dry-run=server", "-f", "-", stdin=json.dumps(body), check=False
+        )
+
+    def refused(autoscaling: dict[str, Any], says: str) -> None:
+        said = answer(autoscaling)
+        assert "created" not in said and says in said, said
+
+    refused(
+        {"minReplicas": 3, "maxReplicas": 2},
+        "autoscaling.maxReplicas must be at least autoscaling.minReplicas",
+    )
+    refused({"minReplicas": -1, "maxReplicas": 2}, "spec.autoscaling.minReplicas")
+    refused({"maxReplicas": 0}, "spec.autoscaling.maxReplicas")
+    refused({"maxReplicas": 2, "targetBacklogPerReplica": 0}, "targetBacklogPerReplica")
+    refused({"minReplicas": 1}, "spec.autoscaling.maxReplicas: Required value")
+    refused({"maxReplicas": 2, "cooldown": "-5m"}, "spec.autoscaling.cooldown")
+    accepted = answer({"maxReplicas": 4})
+    assert "created (server dry run)" in accepted, accepted
+
+
 def test_a_task_the_runtime_refuses_is_flagged_and_never_scheduled(
     control_plane: ControlPlane, demo: str
 ) -> None:
