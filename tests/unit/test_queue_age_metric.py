@@ -36,4 +36,5 @@ def test_cleared_gauges_report_no_queue_at_all() -> None:
     metrics.record([QueueStats("busy", {"queued": 1}, due=1)], now_ms=0)
     metrics.clear()
     assert registry.get_sample_value("job_queue_backlog", {"queue": "busy"}) is None
-    assert registry.get_sample_value("job_queue_depth", {"queue": "busy", "state": "queued"}) is None
+    queued = {"queue": "busy", "state": "queued"}
+    assert registry.get_sample_value("job_queue_depth", queued) is None
