@@ -16,7 +16,7 @@ The rules (the backlog is ``job_queue_backlog``: runs due now plus runs running)
   ``scaleDownTo`` the status carries). A burst that comes back within the cooldown finds
   its workers still there.
 - **No measurement, no change**: until the namespace's scheduler leader reports the queue,
-  the decision holds (at ``minReplicas`` for a new DurableJob).
+  the decision holds (at ``minReplicas`` for a new DurableJob), and says so (``measured``).
 """
 
 from __future__ import annotations
@@ -96,17 +96,20 @@ def decide(
     """The next ``status.autoscaling`` from the stored one and a measurement of ``queue``
     (``None``: none yet); equal to ``stored`` when nothing changes, so nothing is written."""
     current = policy.clamp(int(stored.get("replicas", policy.min_replicas)))
-    decision: dict[str, Any] = {**stored, "replicas": current}
+    decision: dict[str, Any] = {**stored, "replicas": current, "measured": sample is not None}
     if sample is None:
-        decision.setdefault(
-            "message", f"holding {current} replicas until the queue's backlog is measured"
-        )
+        if stored.get("measured") is not False:
+            decision["message"] = (
+                f"holding {current} replicas: the queue's backlog is not measured (no scheduler "
+                "leader of the namespace answers on its metrics port)"
+            )
         return decision
     wanted = needed(policy, sample.backlog)
     load = _load(policy, sample, queue)
-    if wanted >= current and "scaleDownSince" in stored:
-        # The backlog needs them all again: the cooldown starts over when it next does not.
-        decision.pop("scaleDownSince")
+    if wanted >= current and ("scaleDownSince" in stored or not stored.get("measured")):
+        # Measured again, or the backlog needs them all again (the cooldown starts over when
+        # it next does not).
+        decision.pop("scaleDownSince", None)
         decision.pop("scaleDownTo", None)
         decision["message"] = f"keeping {current} replicas: {load}"
     if wanted > current:

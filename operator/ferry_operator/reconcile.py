@@ -145,7 +145,7 @@ async def _reconcile_worker(
         if before is not None and previous != desired:
             why = ((job.get("status") or {}).get("autoscaling") or {}).get("message")
             scaled = f"workers scaled from {previous} to {desired}"
-            await post(job, "Normal", "Scaled", f"{scaled}: {why}" if why else scaled)
+            await post(job, "Normal", "Scaled", f"{scaled}; autoscaler: {why}" if why else scaled)
     status = (deployment or {}).get("status") or {}
     fields = {
         "replicas": int(status.get("replicas") or 0),

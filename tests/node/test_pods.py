@@ -30,6 +30,9 @@ from ferry._jobs.facade import set_job_driver
 from ferry.drivers import postgres_job_driver
 
 NAMESPACE = "ferry-node-demo"
+QUEUE = "digests"
+"""The DurableJob's queue. The app declares send_digest on "default": the ScheduledTask's
+entries must reach this one, the only queue its workers poll."""
 DRAIN_SECONDS = 10
 PODS_BUDGET_S = 300.0  # first start: containerd unpacks the image, Python imports, migrations
 FIRE_BUDGET_S = 150.0  # a minutely cron fires within 60 s of the leader's first round
@@ -83,7 +86,8 @@ def _serving(pod: dict[str, Any]) -> bool:
 def demo(
     cluster: Cluster, ferry_release: str, pod_database: PodDatabase, node_assets: NodeAssets
 ) -> Iterator[Demo]:
-    """The DurableJob (2 workers) and the minutely ScheduledTask (2 schedulers), all Running."""
+    """The DurableJob (2 workers, polling the queue "digests") and the minutely ScheduledTask
+    (2 schedulers), all Running."""
     plane = cluster.plane
     resources = minutely_digest(
         NAMESPACE,
@@ -92,6 +96,7 @@ def demo(
         replicas=2,
         concurrency=4,
         drainSeconds=DRAIN_SECONDS,
+        queue=QUEUE,
     )
     for resource in resources:
         plane.kubectl("apply", "-f", "-", stdin=json.dumps(resource))
@@ -160,6 +165,30 @@ async def test_pods_run_the_built_image_and_a_scheduled_occurrence_runs_on_a_wor
     assert sum(completed) >= 1, completed
 
 
+async def test_every_occurrence_reaches_the_durable_jobs_queue_and_completes(
+    demo: Demo, db: asyncpg.Connection
+) -> None:
+    """Budget: two minutely occurrences. Invariant: the scheduler enqueues each on the
+    DurableJob's queue "digests" (not the "default" the code declares send_digest on, where
+    no worker of it listens), and every occurrence fired completes."""
+    runs = "SELECT queue, state FROM ferry.jobs WHERE name = 'send_digest'"
+
+    async def two_fired_all_done() -> list[Any] | None:
+        rows = await db.fetch(runs)
+        done = [r for r in rows if r["state"] == "completed"]
+        return rows if len(rows) >= 2 and len(done) == len(rows) else None
+
+    rows = await eventually(
+        two_fired_all_done,
+        what="two occurrences fired, every one completed",
+        within_s=FIRE_BUDGET_S + 60,
+        every_s=1,
+        context=demo.logs,
+    )
+    assert {row["queue"] for row in rows} == {QUEUE}, rows
+    print(f"measured: {len(rows)} occurrences fired onto {QUEUE!r}, all completed")
+
+
 def _by_name(pods: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {pod["metadata"]["name"]: pod for pod in pods}
 
@@ -188,7 +217,9 @@ async def test_a_deleted_busy_worker_pod_drains_and_its_run_resumes_on_another_p
     await driver.open()
     set_job_driver(driver)
     try:
-        run = await reindex_catalog.enqueue({"catalog": "drain", "batches": 40, "batch_seconds": 1})
+        run = await reindex_catalog.enqueue(
+            {"catalog": "drain", "batches": 40, "batch_seconds": 1}, queue=QUEUE
+        )
     finally:
         set_job_driver(None)
         await driver.close()

@@ -40,6 +40,7 @@ def test_the_backlog_needs_one_replica_per_target_within_the_bounds() -> None:
 def test_the_first_due_run_brings_a_worker_up_from_zero_at_once() -> None:
     idle = _step({}, 0, NOW_MS)
     assert idle["replicas"] == 0 and "lastScaleTime" not in idle
+    assert idle["message"].startswith('keeping 0 replicas: queue "reports" has a backlog of 0')
     up = _step(idle, 1, NOW_MS + SECOND)
     assert up["replicas"] == 1 and up["lastScaleTime"] == stamp(NOW_MS + SECOND)
     assert up["message"].startswith("scaled up from 0 to 1: ")
@@ -58,6 +59,7 @@ def test_scaling_down_waits_a_whole_cooldown_and_goes_to_the_most_needed_meanwhi
     assert holding["scaleDownSince"] == stamp(NOW_MS) and holding["scaleDownTo"] == 2
     assert holding["message"].startswith("holding 4 replicas for the cooldown")
     quieter = _step(holding, 5, NOW_MS + 30 * SECOND)
+    assert holding["measured"] is True
     assert quieter == holding, "nothing new to write: still within the cooldown"
     bumped = _step(quieter, 28, NOW_MS + 40 * SECOND)
     assert (bumped["replicas"], bumped["scaleDownTo"]) == (4, 3)
@@ -83,10 +85,15 @@ def test_an_idle_queue_goes_back_to_zero_after_the_cooldown() -> None:
     assert state["replicas"] == 0
 
 
-def test_without_a_measurement_the_decision_holds() -> None:
-    assert _step({}, None, NOW_MS)["replicas"] == 0
-    held = _step({"replicas": 3, "message": "scaled up"}, None, NOW_MS)
-    assert held == {"replicas": 3, "message": "scaled up"}
+def test_without_a_measurement_the_decision_holds_and_says_so() -> None:
+    first = _step({}, None, NOW_MS)
+    assert (first["replicas"], first["measured"]) == (0, False)
+    held = _step({"replicas": 3, "measured": True, "message": "scaled up"}, None, NOW_MS)
+    assert (held["replicas"], held["measured"]) == (3, False)
+    assert held["message"].startswith("holding 3 replicas: the queue's backlog is not measured")
+    assert _step(held, None, NOW_MS + SECOND) == held, "nothing new to write"
+    measured = _step(held, 30, NOW_MS + 2 * SECOND)
+    assert measured["measured"] and measured["message"].startswith("keeping 3 replicas: ")
 
 
 def test_the_policy_reads_the_spec_with_its_defaults() -> None:
