@@ -40,6 +40,8 @@ class Verdict:
     message: str
     next_fire: str | None = None
     last_fire: str | None = None
+    warning: bool = False
+    """Ready, but with something a person should fix (announced as a Warning)."""
 
     @property
     def ready(self) -> bool:
@@ -48,8 +50,8 @@ class Verdict:
 
     @property
     def event_type(self) -> str:
-        """The Event type announcing this verdict: only a stall needs someone."""
-        return "Warning" if self.state is State.STALLED else "Normal"
+        """The Event type announcing this verdict: a stall, or a warning, needs someone."""
+        return "Warning" if self.state is State.STALLED or self.warning else "Normal"
 
 
 def stamp(now_ms: int) -> str:
@@ -146,6 +148,23 @@ def durable_job_verdict(
     if desired == 0:
         return Verdict(State.READY, "ScaledToZero", "spec.replicas is 0: no workers run")
     return Verdict(State.READY, "WorkersReady", f"{ready}/{desired} workers ready")
+
+
+def queue_mismatch(job: str, polled: str, declared: str | None) -> Verdict | None:
+    """A DurableJob whose workers poll ``polled`` while the app declares ``job`` on
+    ``declared``: its scheduled runs reach it (the task file routes them), the runs the code
+    enqueues do not. Ready — the workers run — but announced as a Warning."""
+    if declared is None or declared == polled:
+        return None
+    return Verdict(
+        State.READY,
+        "QueueMismatch",
+        f'the app declares job "{job}" on queue "{declared}", but these workers poll '
+        f'"{polled}": ScheduledTask runs reach them, runs the code enqueues without queue= wait '
+        f'on "{declared}", where none of them polls; fix: set spec.queue: {declared}, or '
+        f'declare the job with queue="{polled}"',
+        warning=True,
+    )
 
 
 def scheduler_verdict(

@@ -87,6 +87,7 @@ async def start(memo: kopf.Memo, **_: Any) -> None:
             config.default_secret,
             memo.clock,
             autoscaled=autoscaler.follow,
+            fetch=fetch,
         )
 
     memo.coalescer = Coalescer(reconcile)

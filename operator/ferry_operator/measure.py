@@ -1,5 +1,5 @@
 """The queues' backlog, read where ferry already measures it: the ``/metrics`` of the
-namespace's scheduler leader.
+namespace's scheduler leader (which also says on which queue its app declares each job).
 
 The leader samples the driver's stats into ``job_queue_backlog`` and
 ``job_queue_oldest_age_seconds``; its standby serves neither. The operator asks each
@@ -27,21 +27,24 @@ Fetch = Callable[[str], Awaitable[str]]
 
 @dataclass(frozen=True)
 class Measurement:
-    """The queues as the scheduler leader (pod ``leader``) last sampled them."""
+    """What the scheduler leader (pod ``leader``) serves: its queues as it last sampled
+    them, and the queue its app declares each job on."""
 
     leader: str
     queues: Mapping[str, QueueSample]
+    declared: Mapping[str, str]
 
     def queue(self, name: str) -> QueueSample:
         """``name``'s sample; a queue the leader does not report holds no run at all."""
         return self.queues.get(name, QueueSample(backlog=0, oldest_age_s=0.0))
 
 
-def read_metrics(text: str) -> tuple[bool, dict[str, QueueSample]]:
-    """Whether the scraped process leads, and its queues' samples."""
+def read_metrics(text: str, pod: str = "") -> tuple[bool, Measurement]:
+    """Whether the scraped process (``pod``) leads, and what it serves."""
     leading = False
     backlog: dict[str, float] = {}
     ages: dict[str, float] = {}
+    declared: dict[str, str] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == "job_scheduler_leader":
@@ -50,10 +53,13 @@ def read_metrics(text: str) -> tuple[bool, dict[str, QueueSample]]:
                 backlog[sample.labels["queue"]] = sample.value
             elif sample.name == "job_queue_oldest_age_seconds":
                 ages[sample.labels["queue"]] = sample.value
-    return leading, {
+            elif sample.name == "job_declared_info" and sample.value == 1:
+                declared[sample.labels["job"]] = sample.labels["queue"]
+    queues = {
         queue: QueueSample(backlog=round(value), oldest_age_s=ages.get(queue, 0.0))
         for queue, value in backlog.items()
     }
+    return leading, Measurement(pod, queues, declared)
 
 
 def metrics_url(pod: Mapping[str, Any]) -> str | None:
@@ -82,10 +88,10 @@ async def measure(pods: Sequence[Mapping[str, Any]], fetch: Fetch) -> Measuremen
         if url is None:
             continue
         try:
-            leading, queues = read_metrics(await fetch(url))
+            leading, served = read_metrics(await fetch(url), str(pod["metadata"]["name"]))
         except Exception as failed:  # a pod going away mid-scrape: ask the next one
             logger.debug("scraping %s failed: %s", url, failed)
             continue
         if leading:
-            return Measurement(str(pod["metadata"]["name"]), queues)
+            return served
     return None

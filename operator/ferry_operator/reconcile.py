@@ -20,6 +20,7 @@ from ferry_operator.conditions import (
     changed,
     conditions,
     durable_job_verdict,
+    queue_mismatch,
     scheduler_verdict,
     secret_not_found,
     stamp,
@@ -27,9 +28,10 @@ from ferry_operator.conditions import (
 from ferry_operator.config import DatabaseRef
 from ferry_operator.events import PostEvent
 from ferry_operator.kube import Kube, operator_owned
+from ferry_operator.measure import Fetch, measure
 from ferry_operator.names import SCHEDULER_NAME, TASKS_CONFIGMAP
 from ferry_operator.pods import Manifest, database_ref, with_database_default
-from ferry_operator.schedule import plan_scheduler
+from ferry_operator.schedule import app_identity, plan_scheduler
 from ferry_operator.scheduler import (
     scheduler_deployment,
     scheduler_disruption_budget,
@@ -38,6 +40,8 @@ from ferry_operator.scheduler import (
 )
 from ferry_operator.service import metrics_service
 from ferry_operator.worker import (
+    job_name,
+    job_queue,
     worker_deployment,
     worker_disruption_budget,
     worker_labels,
@@ -53,11 +57,13 @@ async def reconcile_namespace(
     default_secret: DatabaseRef,
     clock: Clock,
     autoscaled: Callable[[str, bool], None] = lambda namespace, any_: None,
+    fetch: Fetch | None = None,
 ) -> bool:
     """Bring the namespace's owned objects and the resources' status in line with its
     resources; whether the namespace has any ferry resource left (worth refreshing).
     ``autoscaled`` hears whether any of its DurableJobs autoscales (the autoscale loop's
-    namespaces)."""
+    namespaces); ``fetch`` reads the scheduler leader's ``/metrics``, where its app says on
+    which queue it declares each job (without it, nothing is compared)."""
     declared = _live(await kube.list_resources("durablejobs", namespace))
     jobs = [with_database_default(job, default_secret) for job in declared]
     tasks = _live(await kube.list_resources("scheduledtasks", namespace))
@@ -67,13 +73,18 @@ async def reconcile_namespace(
     missing = await _missing_secrets(kube, namespace, declared, jobs)
     plan = plan_scheduler(tasks, {job["metadata"]["name"]: job for job in jobs}, now_ms, missing)
     autoscaled(namespace, bool(plan.measured))
+    schedulers = _selected(pods, scheduler_labels())
+    served = await measure(schedulers, fetch) if fetch and plan.runs else None
     for job in jobs:
         name = job["metadata"]["name"]
         refused = missing.get(name)
         cause = plan.unmeasurable.get(name) or pod_cause(
             _selected(pods, worker_labels(name)), WORKERS
         )
-        await _reconcile_worker(kube, job, refused, cause, post, now)
+        # Only the scheduler's own app says where it declares a job.
+        same_app = plan.source is not None and app_identity(job) == app_identity(plan.source)
+        app_queue = served.declared.get(job_name(job)) if served and same_app else None
+        await _reconcile_worker(kube, job, refused, cause, app_queue, post, now)
     if plan.runs:
         existing = await kube.metadata("Deployment", namespace, SCHEDULER_NAME)
         if existing is not None and not operator_owned(existing):
@@ -84,7 +95,7 @@ async def reconcile_namespace(
             running = await kube.apply(scheduler)
             await kube.apply(metrics_service(scheduler))
             await kube.apply(scheduler_disruption_budget(namespace, plan))
-            cause = pod_cause(_selected(pods, scheduler_labels()), SCHEDULER)
+            cause = pod_cause(schedulers, SCHEDULER)
             for owner in plan.owners:
                 name = str(owner["metadata"]["name"])
                 plan.verdicts[name] = scheduler_verdict(plan.verdicts[name], running, cause)
@@ -123,10 +134,12 @@ async def _reconcile_worker(
     job: Manifest,
     missing_secret: str | None,
     cause: Verdict | None,
+    declared: str | None,
     post: PostEvent,
     now: str,
 ) -> None:
-    """A DurableJob's worker Deployment, Service and PodDisruptionBudget, and its status."""
+    """A DurableJob's worker Deployment, Service and PodDisruptionBudget, and its status;
+    ``declared`` is the queue the app declares its job on, when the scheduler said."""
     namespace, name = job["metadata"]["namespace"], worker_name(job)
     desired = desired_replicas(job)
     before = await kube.read("Deployment", namespace, name)
@@ -141,6 +154,8 @@ async def _reconcile_worker(
         await kube.apply(metrics_service(manifest))
         await kube.apply(worker_disruption_budget(job))
         verdict = durable_job_verdict(deployment, desired, missing_secret, cause)
+        if verdict.ready:
+            verdict = queue_mismatch(job_name(job), job_queue(job), declared) or verdict
         previous = int((before or {}).get("spec", {}).get("replicas", desired))
         if before is not None and previous != desired:
             why = ((job.get("status") or {}).get("autoscaling") or {}).get("message")

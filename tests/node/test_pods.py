@@ -8,6 +8,7 @@ budget that is a guard, never a claim; the times observed are printed, not asser
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import urllib.request
@@ -68,7 +69,7 @@ class Demo:
                     "--prefix",
                     "--tail=40",
                     "-l",
-                    "app.kubernetes.io/part-of=ferry",
+                    "app.kubernetes.io/managed-by=ferry-operator",
                     check=False,
                 ),
             )
@@ -187,6 +188,12 @@ async def test_every_occurrence_reaches_the_durable_jobs_queue_and_completes(
     )
     assert {row["queue"] for row in rows} == {QUEUE}, rows
     print(f"measured: {len(rows)} occurrences fired onto {QUEUE!r}, all completed")
+    # What the operator can see of the difference: the app declares send_digest on
+    # "default", so runs its code enqueues would miss these workers. Flagged, still Ready.
+    job = demo.cluster.plane.get("dj", "send-digest", "-n", NAMESPACE)
+    ready = next(c for c in job["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("True", "QueueMismatch"), ready
+    assert 'declares job "send_digest" on queue "default"' in ready["message"]
 
 
 def _by_name(pods: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -295,17 +302,35 @@ async def test_deleting_the_scheduler_leader_pod_hands_the_lease_to_the_standby(
     standby = {p["metadata"]["name"] for p in demo.pods("scheduler")} - {leader}
     assert standby, "two scheduler pods, one leading"
 
-    deleted = time.monotonic()
-    plane.kubectl("delete", "pod", "-n", NAMESPACE, leader, "--wait=false")
-    holder = await eventually(
-        lambda: db.fetchval(
-            "SELECT holder FROM ferry.scheduler_leader WHERE holder NOT LIKE $1", f"{leader}:%"
-        ),
-        what="another scheduler holding the lease",
-        within_s=RUN_BUDGET_S,
-        every_s=0.5,
-        context=demo.logs,
+    # The deleted pod's log goes with it: follow it while it drains, for the failure message.
+    last_words = demo.cluster.node.workdir / f"{leader}.log"
+    with last_words.open("wb") as sink:
+        following = await asyncio.create_subprocess_exec(
+            str(plane.tools / "kubectl"),
+            *("logs", "-f", "-n", NAMESPACE, leader),
+            stdout=sink,
+            stderr=asyncio.subprocess.STDOUT,
+            env=plane.env(),
+        )
+    try:
+        deleted = time.monotonic()
+        plane.kubectl("delete", "pod", "-n", NAMESPACE, leader, "--wait=false")
+        holder = await eventually(
+            lambda: db.fetchval(
+                "SELECT holder FROM ferry.scheduler_leader WHERE holder NOT LIKE $1",
+                f"{leader}:%",
+            ),
+            what="another scheduler holding the lease",
+            within_s=RUN_BUDGET_S,
+            every_s=0.5,
+            context=demo.logs,
+        )
+        took = time.monotonic() - deleted
+    finally:
+        following.terminate()
+        await following.wait()
+    assert _host(holder) in standby, (
+        f"{_host(holder)} took the lease {took:.1f} s after the delete, not {standby}; the "
+        f"deleted leader's log:\n{last_words.read_text(errors='replace')[-6000:]}\n{demo.logs()}"
     )
-    took = time.monotonic() - deleted
-    assert _host(holder) in standby
     print(f"measured: leader pod deleted → {_host(holder)} holds the lease {took:.1f} s")

@@ -57,6 +57,7 @@ def scheduler_options(parser: argparse.ArgumentParser) -> None:
 async def run_scheduler(args: argparse.Namespace) -> Outcome:
     api = load_app(args.app)
     metrics = SchedulerMetrics(CollectorRegistry())
+    metrics.declare_jobs((name, handle.queue) for name, handle in api.jobs.items())
     policy, every_ms = retention_from(args), prune_every_ms(args)
     schedulers: list[Scheduler] = []
 

@@ -29,6 +29,13 @@ class SchedulerMetrics:
             ["task"],
             registry=registry,
         )
+        self.declared = Gauge(
+            "job_declared_info",
+            "1 for every job the scheduler's app declares, labelled with the queue the code "
+            "puts it on (what the Kubernetes operator compares with a DurableJob's queue).",
+            ["job", "queue"],
+            registry=registry,
+        )
         # Set while this node leads (the one of the namespace measuring its queues), and
         # cleared while it stands by.
         self.queues = QueueMetrics(registry)
@@ -37,6 +44,11 @@ class SchedulerMetrics:
         """Start every task's counter at 0, so its first dispatch is an increase."""
         for task in tasks:
             self.dispatches.labels(task=task)
+
+    def declare_jobs(self, jobs: Iterable[tuple[str, str]]) -> None:
+        """Report each ``(job, declared queue)`` of the app."""
+        for job, queue in jobs:
+            self.declared.labels(job=job, queue=queue).set(1)
 
     def follow_leader(self, held: Callable[[], bool]) -> None:
         """Report whether this node leads, read at scrape time."""

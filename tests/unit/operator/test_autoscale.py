@@ -124,16 +124,19 @@ job_queue_backlog{queue="reports"} 2000.0
 job_queue_backlog{queue="default"} 0.0
 # TYPE job_queue_oldest_age_seconds gauge
 job_queue_oldest_age_seconds{queue="reports"} 4.5
+# TYPE job_declared_info gauge
+job_declared_info{job="reindex_catalog",queue="default"} 1.0
 """
 STANDBY = "# TYPE job_scheduler_leader gauge\njob_scheduler_leader 0.0\n"
 
 
-def test_the_leaders_metrics_give_each_queues_backlog_and_age() -> None:
-    leading, queues = read_metrics(LEADER)
-    assert leading
-    assert queues["reports"] == QueueSample(backlog=2_000, oldest_age_s=4.5)
-    assert queues["default"] == QueueSample(backlog=0, oldest_age_s=0.0)
-    assert read_metrics(STANDBY) == (False, {})
+def test_the_leaders_metrics_give_each_queues_backlog_and_age_and_the_declared_queues() -> None:
+    leading, served = read_metrics(LEADER, "s-b")
+    assert leading and served.leader == "s-b"
+    assert served.queues["reports"] == QueueSample(backlog=2_000, oldest_age_s=4.5)
+    assert served.queues["default"] == QueueSample(backlog=0, oldest_age_s=0.0)
+    assert served.declared == {"reindex_catalog": "default"}
+    assert read_metrics(STANDBY) == (False, Measurement("", {}, {}))
 
 
 def _scheduler_pod(name: str, ip: str, phase: str = "Running") -> dict[str, Any]:

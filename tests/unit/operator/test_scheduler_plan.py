@@ -12,7 +12,7 @@ from operator_bodies import durable_job, scheduled_task
 from ferry.errors import FerryError
 from ferry.tasks._cron import parse_cron
 from ferry.tasks._occurrences import validate_zone
-from ferry_operator.conditions import State, Verdict
+from ferry_operator.conditions import State, Verdict, queue_mismatch
 from ferry_operator.names import TASKS_DIGEST, TASKS_FILE
 from ferry_operator.schedule import plan_scheduler
 from ferry_operator.scheduler import scheduler_deployment, tasks_configmap
@@ -218,3 +218,22 @@ def test_a_task_change_rolls_the_scheduler_and_no_change_does_not() -> None:
 
     assert digest("0 3 * * *") == digest("0 3 * * *")
     assert digest("0 3 * * *") != digest("0 4 * * *")
+
+
+def test_a_durable_job_polling_another_queue_than_the_app_declares_is_flagged() -> None:
+    """Its scheduled runs reach it (the task file routes them); the code's own enqueues do
+    not. The workers run, so it stays Ready, but a Warning names both queues and the fix."""
+    flagged = queue_mismatch("send_digest", "digests", "default")
+    assert flagged is not None
+    assert (flagged.state, flagged.reason, flagged.event_type) == (
+        State.READY,
+        "QueueMismatch",
+        "Warning",
+    )
+    assert 'declares job "send_digest" on queue "default"' in flagged.message
+    assert 'these workers poll "digests"' in flagged.message
+    assert "fix: set spec.queue: default, or declare the job with queue=\"digests\"" in (
+        flagged.message
+    )
+    assert queue_mismatch("send_digest", "default", "default") is None
+    assert queue_mismatch("send_digest", "digests", None) is None, "nothing declared: unknown"

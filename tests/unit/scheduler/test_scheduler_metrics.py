@@ -139,3 +139,15 @@ async def test_the_leader_measures_the_queues_and_the_standby_reports_none(
     for sampler in samplers:
         sampler.drain()
     await asyncio.gather(*running)
+
+
+def test_the_scheduler_says_on_which_queue_its_app_declares_each_job() -> None:
+    metrics = SchedulerMetrics(CollectorRegistry())
+    metrics.declare_jobs([("send_digest", "default"), ("reindex", "bulk")])
+    declared = {
+        (s.labels["job"], s.labels["queue"]): s.value
+        for family in metrics.registry.collect()
+        for s in family.samples
+        if s.name == "job_declared_info"
+    }
+    assert declared == {("send_digest", "default"): 1.0, ("reindex", "bulk"): 1.0}
