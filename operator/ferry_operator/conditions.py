@@ -146,7 +146,9 @@ def durable_job_verdict(
     if ready < desired:
         return Verdict(State.RECONCILING, "WorkersStarting", f"{ready}/{desired} workers ready")
     if desired == 0:
-        return Verdict(State.READY, "ScaledToZero", "spec.replicas is 0: no workers run")
+        return Verdict(
+            State.READY, "ScaledToZero", "0 workers wanted (spec.replicas, or the autoscaler's)"
+        )
     return Verdict(State.READY, "WorkersReady", f"{ready}/{desired} workers ready")
 
 

@@ -3,6 +3,7 @@ generation they describe, specific reasons, and Normal and Warning events on bot
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -208,3 +209,62 @@ def test_a_crash_looping_worker_names_the_roles_refusal_on_the_durable_job(
 
     kubelet_reports(control_plane, namespace, selector, ready_pod_status())
     _verdict(control_plane, "durablejob", "crashing", "WorkersReady")
+
+
+def test_an_autoscaled_durable_job_gets_a_measuring_scheduler_and_waits_for_its_backlog(
+    control_plane: ControlPlane, operator: Fleet
+) -> None:
+    """With spec.autoscaling and no ScheduledTask, the namespace still gets its scheduler —
+    an empty task file, owned by the DurableJob — since its leader is what measures the
+    queue. No scheduler pod runs on this control plane, so nothing is measured: the workers
+    stay at minReplicas and the status says why; spec.replicas is ignored."""
+    scaled_ns = "ferry-autoscaled"
+    control_plane.kubectl("create", "namespace", scaled_ns)
+    try:
+        spec = {
+            **MINIMAL,
+            "databaseSecretRef": {"name": "db"},
+            "replicas": 5,
+            "autoscaling": {"minReplicas": 1, "maxReplicas": 4},
+        }
+        apply(
+            control_plane,
+            secret("db", scaled_ns),
+            resource("DurableJob", "scaled", scaled_ns, spec),
+        )
+
+        def waiting() -> dict[str, Any] | None:
+            body = control_plane.get("durablejob", "-n", scaled_ns, "scaled")
+            decided = (body.get("status") or {}).get("autoscaling") or {}
+            return (
+                body
+                if decided.get("measured") is False and "desiredReplicas" in body["status"]
+                else None
+            )
+
+        job = eventually_blocking(waiting, what="the autoscaler's first round")
+        decided = job["status"]["autoscaling"]
+        assert decided["replicas"] == 1
+        assert decided["message"].startswith(
+            "holding 1 replicas: the queue's backlog is not measured"
+        )
+        worker = control_plane.get("deployment", "-n", scaled_ns, "scaled-worker")
+        assert worker["spec"]["replicas"] == 1, "minReplicas, not spec.replicas"
+        scheduler = control_plane.get("deployment", "-n", scaled_ns, "ferry-scheduler")
+        owners = [(o["kind"], o["name"]) for o in scheduler["metadata"]["ownerReferences"]]
+        assert owners == [("DurableJob", "scaled")]
+        tasks = control_plane.get("configmap", "-n", scaled_ns, "ferry-scheduler-tasks")
+        assert json.loads(tasks["data"]["tasks.json"]) == {"tasks": []}
+        eventually_blocking(
+            lambda: (
+                control_plane.get("durablejob", "-n", scaled_ns, "scaled")["status"].get(
+                    "desiredReplicas"
+                )
+                == 1
+            ),
+            what="desiredReplicas 1",
+        )
+        header, row = control_plane.kubectl("get", "dj", "scaled", "-n", scaled_ns).splitlines()
+        assert row[header.index("DESIRED") :].split()[0] == "1", (header, row)
+    finally:
+        control_plane.kubectl("delete", "namespace", scaled_ns, "--wait=false", check=False)

@@ -52,6 +52,9 @@ def password_postgres(host: str, password: str) -> Iterator[tuple[str, int]]:
             capture_output=True,
             user=SYSTEM_USER,
         )
+        # initdb lets in loopback only; the pods come from the bridge.
+        with (data / "pg_hba.conf").open("a") as hba:
+            hba.write("host all all 0.0.0.0/0 scram-sha-256\n")
         server = subprocess.Popen(
             [
                 str(BIN / "postgres"),

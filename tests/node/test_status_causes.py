@@ -19,6 +19,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -59,6 +60,10 @@ class Broken:
         return ready, time.monotonic() - self.applied
 
     def warning(self, name: str, reason: str) -> dict[str, Any]:
+        """The Warning event ``reason`` on ``name``; its ``after_s`` is how long after the
+        resource's creation it was posted (whole seconds: the event's and the resource's
+        timestamps), whatever order the tests run in."""
+
         def posted() -> dict[str, Any] | None:
             events = self.plane.get(
                 "events", "-n", NAMESPACE, "--field-selector", f"involvedObject.name={name}"
@@ -70,7 +75,14 @@ class Broken:
         found: dict[str, Any] = eventually_blocking(
             posted, what=f"a Warning {reason} on {name}", within_s=30
         )
+        kind = found["involvedObject"]["kind"].lower()
+        created = self.plane.get(kind, name, "-n", NAMESPACE)["metadata"]["creationTimestamp"]
+        found["after_s"] = _epoch_s(found["firstTimestamp"]) - _epoch_s(created)
         return found
+
+
+def _epoch_s(stamp: str) -> int:
+    return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +144,10 @@ def test_an_image_no_registry_serves_is_named_on_the_durable_job(broken: Broken)
     assert 'cannot pull image "ferry.local/nope:1"' in ready["message"], ready["message"]
     warning = broken.warning("unpullable", "ImagePullFailed")
     assert "ferry.local/nope:1" in warning["message"]
-    print(f"measured: unpullable image → ImagePullFailed on kubectl get dj {took:.1f} s")
+    print(
+        f"measured: unpullable image → Warning ImagePullFailed {warning['after_s']} s after "
+        f"the DurableJob's creation (seen on kubectl get dj by this test at {took:.1f} s)"
+    )
     print(f"  message: {ready['message']}")
 
 
@@ -143,20 +158,29 @@ def test_a_wrong_password_shows_the_workers_refusal_on_the_durable_job(broken: B
     assert PASSWORD not in ready["message"]
     warning = broken.warning("wrong-password", "WorkersCrashLooping")
     assert "password authentication failed" in warning["message"]
-    print(f"measured: wrong password → WorkersCrashLooping on kubectl get dj {took:.1f} s")
+    print(
+        f"measured: wrong password → Warning WorkersCrashLooping {warning['after_s']} s after "
+        f"the DurableJob's creation (seen on kubectl get dj by this test at {took:.1f} s)"
+    )
     print(f"  message: {ready['message']}")
 
 
 def test_a_missing_secret_is_its_own_reason(broken: Broken) -> None:
     ready, took = broken.reason("dj", "no-secret", "SecretNotFound")
     assert 'Secret "never-created"' in ready["message"]
-    broken.warning("no-secret", "SecretNotFound")
-    print(f"measured: missing Secret → SecretNotFound on kubectl get dj {took:.1f} s")
+    warning = broken.warning("no-secret", "SecretNotFound")
+    print(
+        f"measured: missing Secret → Warning SecretNotFound {warning['after_s']} s after the "
+        f"DurableJob's creation (seen on kubectl get dj by this test at {took:.1f} s)"
+    )
 
 
 def test_a_task_whose_scheduler_cannot_start_is_not_ready(broken: Broken) -> None:
     ready, took = broken.reason("st", "haunted", "SchedulerCrashLooping")
     assert ready["status"] == "False"
     assert "X_JOB_UNKNOWN" in ready["message"] and '"no_such_job"' in ready["message"]
-    broken.warning("haunted", "SchedulerCrashLooping")
-    print(f"measured: scheduler refusing to start → SchedulerCrashLooping on the task {took:.1f} s")
+    warning = broken.warning("haunted", "SchedulerCrashLooping")
+    print(
+        f"measured: scheduler refusing to start → Warning SchedulerCrashLooping on the task "
+        f"{warning['after_s']} s after its creation (seen by this test at {took:.1f} s)"
+    )
