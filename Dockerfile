@@ -19,13 +19,16 @@ ENV PIP_NO_CACHE_DIR=1 \
 WORKDIR /src
 COPY pyproject.toml ./
 # The dependencies in a layer of their own, read off pyproject.toml: editing ferry's code
-# rebuilds from the next layer on and does not download them again. Left out: what no role
-# running from this image imports — pgserver (the embedded PostgreSQL of `ferry dev` and the
-# demo) and mcp (the `ferry mcp` server, run beside an app rather than as a pod role).
+# rebuilds from the next layer on and does not download them again. The image's roles are
+# the worker, scheduler and relay (`ferry run`, on any durable DATABASE_URL: redis://
+# included, with spans when the app installs an OpenTelemetry SDK) and the operator: the
+# core plus the redis, otel and operator extras — not the dashboard, the MCP server or the
+# embedded PostgreSQL, which no pod role runs.
+ARG EXTRAS="redis otel operator"
 RUN python3 -m venv /opt/ferry \
-    && python3 -c "import re, tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
-print('\n'.join(d for d in p['dependencies'] + p['optional-dependencies']['operator'] \
-if re.match(r'[A-Za-z0-9_.-]+', d)[0] not in {'pgserver', 'mcp'}))" >/tmp/requirements.txt \
+    && python3 -c "import sys, tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+print('\n'.join(p['dependencies'] + [r for e in sys.argv[1:] for r in p['optional-dependencies'][e]]))" \
+    $EXTRAS >/tmp/requirements.txt \
     && /opt/ferry/bin/pip install -r /tmp/requirements.txt
 COPY README.md ./
 COPY runtime ./runtime

@@ -31,8 +31,9 @@ test-assets:
 lint: install
 	$(VENV)/bin/ruff check runtime operator tests examples bench
 	$(VENV)/bin/ruff format --check runtime operator
-	$(VENV)/bin/mypy --strict runtime/ferry
+	$(VENV)/bin/mypy --strict runtime/ferry examples
 	$(VENV)/bin/mypy --strict operator/ferry_operator
+	$(VENV)/bin/lint-imports --no-cache
 
 ## The demo app on DATABASE_URL, or on the embedded PostgreSQL when it is unset.
 demo: install

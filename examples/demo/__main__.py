@@ -15,10 +15,9 @@ from datetime import UTC, datetime
 from examples.demo.app import api
 from examples.demo.jobs import onboard_org
 from examples.demo.tasks import nightly_digest
-from ferry import set_job_driver
-from ferry._embedded import default_job_driver
-from ferry._worker import job_worker
-from ferry.drivers.protocol import RunFilter
+from ferry import job_worker, set_job_driver
+from ferry.drivers import JobDriver, RunFilter
+from ferry.embedded import default_job_driver
 
 
 async def main() -> int:
@@ -66,11 +65,8 @@ async def main() -> int:
     return 1 if failed else 0
 
 
-async def _until_settled(driver: object, ids: list[str], budget_s: float = 60.0) -> None:
+async def _until_settled(driver: JobDriver, ids: list[str], budget_s: float = 60.0) -> None:
     """Poll the runs until none is queued, running or sleeping (bounded)."""
-    from ferry.drivers.protocol import JobDriver
-
-    assert isinstance(driver, JobDriver)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + budget_s
     while loop.time() < deadline:

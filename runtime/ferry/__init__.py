@@ -7,6 +7,7 @@ The public surface is what this module exports, plus the documented submodules
 ``_``-private and may change without notice.
 """
 
+from ferry._app import define_api
 from ferry._backfill import BackfillPage, backfill
 from ferry._clock import Clock, SystemClock
 from ferry._jobs import (
@@ -17,7 +18,6 @@ from ferry._jobs import (
     Retry,
     Settled,
     Step,
-    define_api,
     job,
     set_job_driver,
     throw_if_aborted,

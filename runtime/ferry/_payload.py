@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from enum import Enum
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 from uuid import UUID
 
 from pydantic import BaseModel
@@ -29,8 +29,10 @@ from pydantic_core import to_jsonable_python
 
 from ferry._checks import require_count
 from ferry._storable import not_storable, quoted, unstorable
-from ferry.drivers.protocol import JsonValue
 from ferry.errors import FerryError
+
+JsonValue: TypeAlias = Any
+"""A value with a JSON form (checked here; ``Any`` for mypy's sake)."""
 
 MAX_DEPTH: Final = 64
 """Containers inside containers a stored value may hold. A payload is a pointer to your

@@ -38,6 +38,7 @@ CODES: Final[dict[str, str]] = {
     "X_RUN_STATE": "an introspection action does not apply to the run's current state",
     "X_UNAUTHENTICATED": "an admin tool call came without a valid access token",
     "X_FORBIDDEN": "an admin tool call's token lacks the permission the tool needs",
+    "X_EXTRA_MISSING": "a feature needs an optional extra of ferry that is not installed",
     "X_DB_UNREACHABLE": "a command, role or ferry doctor could not connect to the database",
     "X_DB_URL_INVALID": "the database URL is malformed, so no connection was tried",
     "X_DB_BUSY": "a SQLite database stayed locked by another connection past busy_timeout",

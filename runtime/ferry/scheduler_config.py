@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ferry._app import Api, load_app
 from ferry._jobs.declaration import JobHandle
-from ferry._jobs.registry import Api
 from ferry.errors import FerryError
 from ferry.tasks._declaration import Entry, TaskHandle, task
 
@@ -87,8 +87,6 @@ def __getattr__(attribute: str) -> Api:
     """``ferry.scheduler_config:api`` — the app of ``FERRY_TASKS_APP`` with the file's tasks."""
     if attribute != "api":
         raise AttributeError(attribute)
-    from ferry._app import load_app
-
     app = load_app(_required_env("FERRY_TASKS_APP"))
     tasks: Sequence[TaskHandle] = tasks_from_file(_required_env("FERRY_TASKS_FILE"), app)
     return Api(jobs=dict(app.jobs), tasks={handle.name: handle for handle in tasks})

@@ -218,7 +218,7 @@ async def test_killing_a_drain_at_random_moments_loses_and_duplicates_nothing(
             out, err = await done.communicate()
             assert done.returncode == 0, out.decode() + err.decode()
             envelope = json.loads(out)
-            assert envelope["ok"] and envelope["data"]["left_on_source"]["moving"] == 0
+            assert envelope["ok"] and envelope["data"]["leftOnSource"]["moving"] == 0
         print(
             f"{len(before)} runs, {kills} kills in {time.monotonic() - started:.1f} s; "
             f"kill points: {dict(points)}"

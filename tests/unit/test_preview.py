@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ferry._preview import DEFAULT_PREVIEW_CHARS, preview_json, preview_text
+from ferry._operations.preview import DEFAULT_PREVIEW_CHARS, preview_json, preview_text
 
 
 def test_a_small_value_is_shown_whole() -> None:

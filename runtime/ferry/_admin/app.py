@@ -1,6 +1,6 @@
 """The jobs dashboard: a server-rendered Starlette app at ``/admin/jobs``.
 
-Every page reads the driver's ``JobIntrospection`` through ``ferry._admin.operations`` —
+Every page reads the driver's ``JobIntrospection`` through ``ferry._operations`` —
 the same functions as ``ferry jobs`` and ``ferry mcp`` — and the scheduler's store for task
 state; every list is one bounded SQL page, never a table read into Python. Pages are
 plain HTML forms: state changes are POSTs carrying the session's CSRF token, answered by a
@@ -25,13 +25,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ferry._admin import operations
-from ferry._admin.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access, Grant
+import ferry._operations as operations
 from ferry._admin.banners import error_key, error_text, notice_text
 from ferry._admin.charts import format_ms, read_charts
-from ferry._admin.filters import FILTER_WORDS, MAX_PAGE, instant
-from ferry._admin.overview import queue_overview
 from ferry._admin.throttle import SignInThrottle
+from ferry._operations.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access, Grant
+from ferry._operations.filters import FILTER_WORDS, MAX_PAGE, instant
+from ferry._operations.queues import queue_overview
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle

@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ferry._admin.filters import instant
+from ferry._operations.filters import instant
 from ferry.drivers.protocol import JobDriver, OutcomeBucket, RunLatency
 
 CHART_WINDOW_MS = 60 * 60_000

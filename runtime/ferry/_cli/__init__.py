@@ -27,9 +27,9 @@ from ferry._cli import (
     worker_command,
 )
 from ferry._cli.database import configured_dsn
-from ferry._cli.envelope import Outcome
 from ferry._cli.termination import record_refusal
 from ferry._logs import configure_logging
+from ferry._operations.envelope import Outcome
 from ferry.drivers._url import connection_refusal
 from ferry.errors import FerryError
 

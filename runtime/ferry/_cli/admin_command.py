@@ -7,13 +7,13 @@ import logging
 import os
 from typing import Any
 
-from ferry._admin import Access, admin_app
-from ferry._admin.serve import DashboardRole
 from ferry._app import load_app
 from ferry._cli.database import add_database_options
-from ferry._cli.envelope import Outcome
 from ferry._cli.lifecycle import run_role
 from ferry._cli.process_options import add_log_options
+from ferry._extras import require_extra
+from ferry._operations.access import Access
+from ferry._operations.envelope import Outcome
 from ferry.drivers.protocol import JobDriver
 
 logger = logging.getLogger("ferry.admin")
@@ -55,6 +55,11 @@ def register(subparsers: Any) -> None:
 
 async def run_admin(args: argparse.Namespace) -> Outcome:
     """Serve the dashboard until SIGTERM/SIGINT."""
+    # Imported here: the CLI starts without Starlette, and a core install is refused by name.
+    require_extra("dashboard", feature="`ferry admin` (the jobs dashboard)")
+    from ferry._admin.app import admin_app
+    from ferry._serving import AsgiRole
+
     # Refused before any connection: a dashboard without a token serves nothing.
     access = Access.from_options(
         args.token_read,
@@ -66,14 +71,12 @@ async def run_admin(args: argparse.Namespace) -> Outcome:
         list(load_app(args.app).tasks.values()) if args.app or os.environ.get("FERRY_APP") else []
     )
 
-    def build(driver: JobDriver) -> list[DashboardRole]:
+    def build(driver: JobDriver) -> list[AsgiRole]:
         logger.info(
             "jobs.admin.serving", extra={"url": f"http://{args.host}:{args.port}/admin/jobs"}
         )
         return [
-            DashboardRole(
-                admin_app(driver, access=access, tasks=tasks), host=args.host, port=args.port
-            )
+            AsgiRole(admin_app(driver, access=access, tasks=tasks), host=args.host, port=args.port)
         ]
 
     await run_role(args, process="admin", build=build)

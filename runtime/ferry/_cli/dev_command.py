@@ -14,16 +14,16 @@ import secrets
 import sys
 from typing import Any
 
-from ferry._admin import Access, admin_app
-from ferry._admin.serve import DashboardRole
 from ferry._app import load_app
 from ferry._cli.admin_command import dashboard_options
 from ferry._cli.database import add_database_options
-from ferry._cli.envelope import Outcome
 from ferry._cli.lifecycle import run_role
 from ferry._cli.process_options import add_log_options
+from ferry._extras import require_extra
 from ferry._lifecycle import Role
 from ferry._maintenance import Maintenance
+from ferry._operations.access import Access
+from ferry._operations.envelope import Outcome
 from ferry._scheduler import Scheduler
 from ferry._worker import job_worker
 from ferry.drivers._url import DatabaseDriver
@@ -48,6 +48,11 @@ def register(subparsers: Any) -> None:
 
 async def run_dev(args: argparse.Namespace) -> Outcome:
     """Worker, scheduler and dashboard until SIGTERM/SIGINT drains them."""
+    # Imported here: the CLI starts without Starlette, and a core install is refused by name.
+    require_extra("dashboard", feature="`ferry dev` (its jobs dashboard)")
+    from ferry._admin.app import admin_app
+    from ferry._serving import AsgiRole
+
     api = load_app(args.app)
     token = args.token_manage or os.environ.get("FERRY_ADMIN_TOKEN_MANAGE")
     if token is None and not args.insecure_dev:
@@ -64,7 +69,7 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
             lease_ms=int(args.lease_seconds * 1000),
             drain_seconds=args.drain_seconds,
         )
-        dashboard = DashboardRole(
+        dashboard = AsgiRole(
             admin_app(driver, access=access, tasks=list(api.tasks.values())),
             host=args.host,
             port=args.port,

@@ -13,11 +13,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ferry._admin.filters import instant
 from ferry._cli.database import add_database_options, driver_for, open_driver
-from ferry._cli.envelope import Outcome
 from ferry._cli.tables import table
 from ferry._clock import SystemClock
+from ferry._operations.envelope import Outcome
+from ferry._operations.filters import instant
 from ferry.drivers.protocol import RunFilter
 from ferry.errors import FerryError
 

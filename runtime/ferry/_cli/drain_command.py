@@ -14,11 +14,11 @@ from typing import Any
 
 from ferry._checks import require_count
 from ferry._cli.database import configured_dsn
-from ferry._cli.envelope import Outcome
 from ferry._cli.tables import table
 from ferry._identity import new_worker_id
 from ferry._move import COLLISIONS_LISTED, MoveReport, move_runs
 from ferry._names import check_name
+from ferry._operations.envelope import Outcome, camel_keys
 from ferry.drivers import job_driver_from_url
 from ferry.drivers._url import connection_refusal, connection_refusals
 from ferry.drivers.protocol import JobDriver, JobState, RunFilter
@@ -151,7 +151,7 @@ def _data(
     report: MoveReport,
     left: dict[JobState, int] | None,
 ) -> dict[str, Any]:
-    return {
+    data = {
         "drain_id": drain_id,
         "from": source_at,
         "to": target_at,
@@ -172,6 +172,7 @@ def _data(
         "stopped": report.stopped,
         "left_on_source": left,
     }
+    return camel_keys(data)  # type: ignore[no-any-return]
 
 
 def _outcome(

@@ -6,15 +6,15 @@ import argparse
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ferry._admin import operations
-from ferry._admin.filters import FILTER_WORDS, instant
-from ferry._admin.overview import DEFAULT_WINDOW_MS
+import ferry._operations as operations
 from ferry._cli import drain_command
 from ferry._cli.database import add_database_options, open_driver
-from ferry._cli.envelope import Outcome
 from ferry._cli.tables import fields, table
 from ferry._duration import to_ms
-from ferry._preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
+from ferry._operations.envelope import Outcome
+from ferry._operations.filters import FILTER_WORDS, instant
+from ferry._operations.preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
+from ferry._operations.queues import DEFAULT_WINDOW_MS
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 
 Command = Callable[[argparse.Namespace, JobDriver], Awaitable[Outcome]]

@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from prometheus_client import CollectorRegistry
 
 from ferry._cli.database import configured_dsn, open_driver
-from ferry._embedded import embedded_database_url
 from ferry._jobs.facade import set_job_driver
 from ferry._lifecycle import Role, run_roles
 from ferry._logs import configure_logging
 from ferry._metrics import start_metrics_server
 from ferry.drivers._url import DatabaseDriver
+from ferry.embedded import embedded_database_url
 
 
 async def run_role(

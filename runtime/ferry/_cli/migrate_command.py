@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ferry._cli.database import add_database_options, driver_for
-from ferry._cli.envelope import Outcome
+from ferry._operations.envelope import Outcome
 
 
 def register(subparsers: Any) -> None:

@@ -8,9 +8,9 @@ from dataclasses import asdict
 from typing import Any
 
 from ferry._cli.database import add_database_options, open_driver
-from ferry._cli.envelope import Outcome
 from ferry._cli.retention_options import add_retention_options, retention_from
 from ferry._cli.tables import table
+from ferry._operations.envelope import Outcome, camel_keys
 
 _KINDS = {
     "completed": ("completed and cancelled runs", "completed_ms"),
@@ -49,7 +49,7 @@ async def run_prune(args: argparse.Namespace) -> Outcome:
     return Outcome(
         "prune",
         f"pruned {sum(pruned.values())} row(s) from schema {args.schema!r}",
-        {"pruned": pruned, "retention_ms": retention, "batch": policy.batch},
+        camel_keys({"pruned": pruned, "retention_ms": retention, "batch": policy.batch}),
         text=table(None, ["deleted", "rows", "ended more than"], rows),
     )
 

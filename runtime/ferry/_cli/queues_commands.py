@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ferry._admin import operations
-from ferry._cli.envelope import Outcome
+import ferry._operations as operations
 from ferry._cli.jobs_commands import bind_driver_command
+from ferry._operations.envelope import Outcome
 from ferry.drivers.protocol import JobDriver
 
 

@@ -10,10 +10,10 @@ from prometheus_client import CollectorRegistry
 
 from ferry._app import load_app
 from ferry._cli.database import opened_driver
-from ferry._cli.envelope import Outcome
 from ferry._cli.lifecycle import run_role
 from ferry._cli.process_options import add_process_options
 from ferry._cli.roles import register_role
+from ferry._operations.envelope import Outcome
 from ferry._outbox import JobOutboxPublisher, OutboxRelay
 from ferry.drivers.protocol import JobDriver
 

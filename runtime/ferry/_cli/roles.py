@@ -11,7 +11,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ferry._cli.envelope import Outcome
+from ferry._operations.envelope import Outcome
 from ferry.errors import FerryError
 
 RoleHandler = Callable[[argparse.Namespace], Awaitable[Outcome]]

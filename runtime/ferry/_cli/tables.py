@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ferry._preview import DEFAULT_PREVIEW_CHARS, preview_text
+from ferry._operations.preview import DEFAULT_PREVIEW_CHARS, preview_text
 
 _WIDTH = 120
 """Fixed render width, so output piped to a file or a test reads the same as a terminal."""

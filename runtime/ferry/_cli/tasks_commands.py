@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ferry._admin import operations
+import ferry._operations as operations
 from ferry._app import load_app
 from ferry._cli.database import add_database_options, open_driver
-from ferry._cli.envelope import Outcome
+from ferry._operations.envelope import Outcome
 from ferry.tasks._declaration import TaskHandle
 
 _COLUMNS = ("name", "cron", "tz", "next", "last", "paused")

@@ -13,7 +13,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from ferry._cli.envelope import Outcome
+from ferry._operations.envelope import Outcome
 
 TERMINATION_LOG = Path("/dev/termination-log")
 """Kubernetes' default ``terminationMessagePath``; ``FERRY_TERMINATION_LOG`` overrides it."""

@@ -9,7 +9,6 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from ferry._app import load_app
-from ferry._cli.envelope import Outcome
 from ferry._cli.lifecycle import run_role
 from ferry._cli.process_options import add_process_options
 from ferry._cli.retention_options import add_maintenance_options, prune_every_ms, retention_from
@@ -19,6 +18,7 @@ from ferry._lifecycle import Role
 from ferry._maintenance import Maintenance
 from ferry._metrics import MaintenanceMetrics, WorkerMetrics
 from ferry._names import check_name
+from ferry._operations.envelope import Outcome
 from ferry._worker import JobWorker, job_worker
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError

@@ -6,20 +6,17 @@ from ferry._jobs.definition import Settled
 from ferry._jobs.execute import execute_job
 from ferry._jobs.facade import set_job_driver, use_connection
 from ferry._jobs.policy import Concurrency, Retry
-from ferry._jobs.registry import Api, define_api
 from ferry._jobs.signal import AbortSignal, throw_if_aborted
 from ferry._jobs.step import Step
 
 __all__ = [
     "AbortSignal",
-    "Api",
     "Concurrency",
     "JobContext",
     "JobHandle",
     "Retry",
     "Settled",
     "Step",
-    "define_api",
     "execute_job",
     "job",
     "set_job_driver",

@@ -25,10 +25,10 @@ from ferry._jobs.policy import Caps
 from ferry._jobs.registry import resolve_job
 from ferry._jobs.signal import AbortSignal
 from ferry._jobs.step import Parked, Step
+from ferry._jobs.tracing import execution_span, tracing
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
 from ferry._storable import storable_message
-from ferry._tracing import execution_span, tracing
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, overload
 
 from ferry._clock import Clock
 from ferry._duration import Duration, to_ms
@@ -63,7 +63,12 @@ class Step:
         self._recorded: Mapping[str, StepRecord] | None = None
         self._seen: set[str] = set()
 
-    async def run(self, name: str, fn: Callable[..., Awaitable[T] | T]) -> T:
+    @overload
+    async def run(self, name: str, fn: Callable[..., Awaitable[T]]) -> T: ...
+    @overload
+    async def run(self, name: str, fn: Callable[..., T]) -> T: ...
+
+    async def run(self, name: str, fn: Callable[..., Any]) -> Any:
         """Run ``fn`` once per run and record its JSON result; a replay returns the record.
 
         ``fn`` takes no argument, or one: the run's abort signal. The value returned is
@@ -72,7 +77,7 @@ class Step:
         """
         recorded = await self._claim_name(name)
         if recorded is not None:
-            return recorded.result  # type: ignore[no-any-return]
+            return recorded.result
         self._refuse_if_aborted(name)
         started = self._clock.now_ms()
         if self._observer is not None:
@@ -83,7 +88,7 @@ class Step:
         self._refuse_if_aborted(name)
         result = to_json(value, what=f'step "{name}" result')
         await self._record(StepRecord(name, "run", result, started, self._clock.now_ms()))
-        return result  # type: ignore[no-any-return]
+        return result
 
     async def sleep(self, name: str, duration: Duration) -> None:
         """Park the run for ``duration`` without holding a worker or counting an attempt."""

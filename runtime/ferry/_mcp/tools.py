@@ -1,6 +1,6 @@
 """The admin MCP tools: the dashboard's screens and actions for an MCP client.
 
-Each tool calls the same ``ferry._admin.operations`` function as the CLI command of the
+Each tool calls the same ``ferry._operations`` function as the CLI command of the
 same job and answers the CLI's ``--json`` envelope (``ok``, ``command``, ``summary``,
 ``findings``, ``data``) as the tool's structured result, so a script that reads
 ``ferry --json`` reads a tool result the same way. A refusal is that envelope with
@@ -22,12 +22,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from ferry._admin import operations
-from ferry._admin.access import Access, Level
-from ferry._admin.filters import FILTER_WORDS
-from ferry._admin.overview import DEFAULT_WINDOW_MS
-from ferry._cli.envelope import Outcome
+import ferry._operations as operations
 from ferry._duration import to_ms
+from ferry._operations.access import Access, Level
+from ferry._operations.envelope import Outcome
+from ferry._operations.filters import FILTER_WORDS
+from ferry._operations.queues import DEFAULT_WINDOW_MS
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle

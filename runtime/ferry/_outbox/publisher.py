@@ -7,12 +7,15 @@ publishing and marking), so at-least-once publishing still yields one run.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ferry._jobs.facade import enqueue
-from ferry._jobs.registry import Api, resolve_job
+from ferry._jobs.registry import resolve_job
 from ferry.drivers.protocol import EnqueueResult, OutboxEntry
 from ferry.errors import FerryError
+
+if TYPE_CHECKING:
+    from ferry._app import Api
 
 
 class OutboxPublisher(Protocol):
@@ -30,7 +33,7 @@ class JobOutboxPublisher:
         self._api = api
 
     async def publish(self, entry: OutboxEntry) -> EnqueueResult:
-        definition = resolve_job(entry.type, self._api)
+        definition = resolve_job(entry.type, self._api.jobs)
         if definition is None:
             raise FerryError(
                 "X_JOB_UNKNOWN",

@@ -434,6 +434,6 @@ class JobWorker:
             self.metrics.in_flight.set(len(self._held))
 
 
-def job_worker(**options: Any) -> JobWorker:
-    """A worker for the declared jobs (see ``JobWorker`` for the options)."""
-    return JobWorker(**options)
+job_worker = JobWorker
+"""``job_worker(...)``: a worker for the declared jobs. The factory is the class itself, so
+it takes exactly ``JobWorker``'s typed keywords and mypy refuses a misspelt one."""

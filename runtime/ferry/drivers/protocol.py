@@ -22,9 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ferry._clock import Clock
-
-JsonValue: TypeAlias = Any
-"""A value with a JSON form (checked by ``ferry._payload``; ``Any`` for mypy's sake)."""
+from ferry._payload import JsonValue as JsonValue  # the values that cross the seam
 
 JobState = Literal["queued", "running", "sleeping", "completed", "dead", "cancelled", "moving"]
 JOB_STATES: tuple[JobState, ...] = (

@@ -142,7 +142,7 @@ async def test_jobs_cancel_ends_a_queued_run_and_flags_a_running_one_for_its_wor
     assert cancelled.envelope["data"] == {
         "id": queued,
         "state": "cancelled",
-        "cancel_requested": False,
+        "cancelRequested": False,
     }
     golden("jobs_cancel", cancelled.envelope)
 
@@ -154,7 +154,7 @@ async def test_jobs_cancel_ends_a_queued_run_and_flags_a_running_one_for_its_wor
     [claimed] = await seeded.claim(ClaimOptions("w1", 600_000, 1))
     assert claimed.id == job_id
     flagged = ferry("jobs", "cancel", claimed.id, "--json").envelope["data"]
-    assert flagged == {"id": claimed.id, "state": "running", "cancel_requested": True}
+    assert flagged == {"id": claimed.id, "state": "running", "cancelRequested": True}
     run = await seeded.introspect.get_run(claimed.id)
     assert run is not None and run.cancel_requested_at_ms is not None
 

@@ -81,7 +81,7 @@ async def test_a_drain_moves_queued_and_dead_runs_to_a_new_database_faithfully(
     golden("jobs_drain", envelope)
     assert total(envelope, "reserved", "imported", "present", "removed") == (2, 2, 0, 2)
     assert [b["removed"] for b in envelope["data"]["batches"]] == [1, 1], "--batch 1"
-    assert envelope["data"]["left_on_source"] == dict.fromkeys(
+    assert envelope["data"]["leftOnSource"] == dict.fromkeys(
         ["queued", "dead", "moving", "running", "sleeping"], 0
     )
     assert envelope["data"]["to"] == (
@@ -186,7 +186,7 @@ async def test_a_key_the_target_gives_to_a_different_run_is_reported_and_not_mov
     [finding] = envelope["findings"]
     assert finding["code"] == "X_DRAIN_KEY_COLLISION" and "greet:cyd" in finding["message"]
     [collision] = envelope["data"]["collisions"]
-    assert (collision["idempotency_key"], collision["target_id"]) == ("greet:cyd", theirs.job_id)
+    assert (collision["idempotencyKey"], collision["targetId"]) == ("greet:cyd", theirs.job_id)
     assert total(envelope, "removed", "collisions") == (1, 1)
     assert envelope["data"]["released"] == 1
     assert await states(postgres_dsn, seeded.schema) == {
@@ -330,7 +330,7 @@ async def test_a_target_lost_mid_drain_stops_it_with_what_moved_and_a_rerun_fini
     assert "run the drain again" in finding["fix"]
     moved = envelope["data"]["total"]["removed"]
     assert 0 < moved < 3_001
-    assert envelope["data"]["left_on_source"] is None
+    assert envelope["data"]["leftOnSource"] is None
     stuck = await seeded.introspect.list_runs(RunFilter(state="moving"))
     assert len(stuck) == 10, "the batch in flight stays reserved for the rerun"
 

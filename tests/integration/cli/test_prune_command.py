@@ -36,13 +36,13 @@ async def test_prune_deletes_what_each_retention_lets_go_and_reports_it(
         "dead": 0,
         "slots": 0,
         "outbox": 0,
-        "webhook_attempts": 0,
+        "webhookAttempts": 0,
     }
-    assert data["retention_ms"] == {
+    assert data["retentionMs"] == {
         "completed": 7 * _DAY_MS,
         "dead": None,
         "outbox": 7 * _DAY_MS,
-        "webhook_attempts": 30 * _DAY_MS,
+        "webhookAttempts": 30 * _DAY_MS,
     }
     listed = ferry("jobs", "ls", "--json").envelope["data"]["runs"]
     assert sorted(run["state"] for run in listed) == ["dead", "queued"]

@@ -10,7 +10,7 @@ from operator_app import api as demo_api
 from operator_app import nudge_org
 
 from ferry import scheduler_config, set_job_driver
-from ferry._jobs.registry import Api
+from ferry._app import Api
 from ferry.drivers import memory_job_driver
 from ferry.errors import FerryError
 

@@ -7,6 +7,10 @@ scripts in ``lua/``), ``wake`` (the one pub/sub session), and one module per sto
 ``backfills``.
 """
 
-from ferry.drivers._redis.driver import RedisJobDriver, redis_job_driver
+from ferry._extras import require_extra
+
+require_extra("redis", feature="the Redis driver (redis_job_driver, a redis:// URL)")
+
+from ferry.drivers._redis.driver import RedisJobDriver, redis_job_driver  # noqa: E402
 
 __all__ = ["RedisJobDriver", "redis_job_driver"]

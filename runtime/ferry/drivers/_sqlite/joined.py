@@ -14,6 +14,7 @@ import os
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from ferry._extras import require_extra
 from ferry.drivers._sqlite.database import Database
 from ferry.errors import FerryError
 
@@ -32,12 +33,12 @@ async def joined_connection(
     connection: Any, database: Database, *, what: str
 ) -> aiosqlite.Connection:
     """``connection`` once it is known to be an ``aiosqlite`` connection on ``database``'s
-    file (and the file migrated); else ``X_DRIVER_NO_TRANSACTIONS`` naming ``what``."""
-    try:
-        import aiosqlite
-    except ImportError:  # then the caller cannot be holding one
-        aiosqlite = None  # type: ignore[assignment]
-    if aiosqlite is None or not isinstance(connection, aiosqlite.Connection):
+    file (and the file migrated); else ``X_DRIVER_NO_TRANSACTIONS`` naming ``what``
+    (``X_EXTRA_MISSING`` when aiosqlite, of ``ferry[sqlite]``, is not installed)."""
+    require_extra("sqlite", feature=f"{what} joining the caller's SQLite transaction")
+    import aiosqlite
+
+    if not isinstance(connection, aiosqlite.Connection):
         kind = "None" if connection is None else type(connection).__name__
         raise FerryError(
             "X_DRIVER_NO_TRANSACTIONS",

@@ -1,9 +1,10 @@
 """OpenTelemetry tracing: one span per execution, ``jobs.job.<name>``.
 
-Only ``opentelemetry-api`` is required: until an application installs a
+Only ``opentelemetry-api`` is required (``ferry[otel]``): until an application installs a
 ``TracerProvider`` no span is opened at all (even a no-op span costs a context switch per
-run on the hot path). The span is the current span while the body runs, so the body's
-own spans (HTTP calls, queries) become its children.
+run on the hot path). Without the API installed there is no provider to install, so there
+is nothing to refuse: no span is ever opened. The span is the current span while the body
+runs, so the body's own spans (HTTP calls, queries) become its children.
 """
 
 from __future__ import annotations
@@ -12,21 +13,24 @@ import asyncio
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-
-from opentelemetry import trace
-from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from typing import TYPE_CHECKING
 
 from ferry._jobs.observer import ExecutionOutcome, ExecutionReport
 from ferry.drivers.protocol import ClaimedJob
 
+try:
+    from opentelemetry import trace
+except ModuleNotFoundError:  # no ferry[otel]: tracing() is False for good
+    trace = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
 TRACER_NAME = "ferry"
-_NOT_RECORDING = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
-"""The providers in place while no SDK is installed: every span would be dropped."""
-_PROVIDER_FROM_ENV = OTEL_PYTHON_TRACER_PROVIDER in os.environ
+_PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
 """A provider named in the environment is loaded by the first get_tracer_provider()."""
 _UNKNOWN = object()
-_TRACER = trace.get_tracer(TRACER_NAME)
+_TRACER = trace.get_tracer(TRACER_NAME) if trace is not None else None
 """A proxy: it follows whatever provider the application installs, before or after this."""
 
 _FAILED: frozenset[ExecutionOutcome] = frozenset({"retried", "dead", "lease-lost"})
@@ -39,17 +43,23 @@ def tracing() -> bool:
     # Until a provider is set, the API's get_tracer_provider() looks the environment up on
     # every call — more than the rest of a no-op run's bookkeeping costs. Its module global
     # answers the common case first (an API without that global takes the slow path).
+    if trace is None:
+        return False
     if getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None and not _PROVIDER_FROM_ENV:
         return False
-    return not isinstance(trace.get_tracer_provider(), _NOT_RECORDING)
+    # The providers in place while no SDK is installed: every span would be dropped.
+    not_recording = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+    return not isinstance(trace.get_tracer_provider(), not_recording)
 
 
 @contextmanager
 def execution_span(claimed: ClaimedJob) -> Iterator[Callable[[ExecutionReport], None]]:
-    """Open the attempt's span; the yielded function records how the attempt ended."""
+    """Open the attempt's span; the yielded function records how the attempt ended (only
+    called once ``tracing()`` said a provider records)."""
+    assert _TRACER is not None
     with _TRACER.start_as_current_span(
         f"jobs.job.{claimed.name}",
-        kind=SpanKind.CONSUMER,
+        kind=trace.SpanKind.CONSUMER,
         attributes={
             "job.id": claimed.id,
             "job.name": claimed.name,
@@ -71,4 +81,4 @@ def _record(span: Span, report: ExecutionReport) -> None:
     if report.code is not None:
         span.set_attribute("job.error.code", report.code)
     if report.outcome in _FAILED:
-        span.set_status(Status(StatusCode.ERROR, f"{report.code}: {report.message}"))
+        span.set_status(trace.Status(trace.StatusCode.ERROR, f"{report.code}: {report.message}"))

@@ -2,7 +2,9 @@
 
 ``ferry dev`` and the demo use ``DATABASE_URL`` when it is set; otherwise they start the
 ``pgserver`` PostgreSQL under ``.ferry/pgdata`` in the current directory and use the very
-same Postgres driver on it — there is no second code path for development.
+same Postgres driver on it — there is no second code path for development. The server
+comes with ``ferry[embedded]`` (pgserver); without it, only the embedded server is refused
+(``X_EXTRA_MISSING``): a ``DATABASE_URL`` works on a core install.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import warnings
 from pathlib import Path
 
+from ferry._extras import require_extra
 from ferry.drivers._postgres import PostgresJobDriver, postgres_job_driver
 
 DEFAULT_DATA_DIR = Path(".ferry") / "pgdata"
@@ -19,15 +22,16 @@ DEFAULT_DATA_DIR = Path(".ferry") / "pgdata"
 
 def embedded_database_url(data_dir: Path = DEFAULT_DATA_DIR) -> str:
     """Start (or reuse) the embedded server under ``data_dir``; returns its DSN."""
-    data_dir.mkdir(parents=True, exist_ok=True)
     # pgserver narrates every start at INFO; ferry's own lines say where the queue is.
     logging.getLogger("pgserver").setLevel(logging.WARNING)
     with warnings.catch_warnings():
         # pgserver asks platformdirs for a runtime dir it does not need; on a machine
         # without XDG_RUNTIME_DIR (containers, CI) that is a warning, not a problem.
         warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+        require_extra("embedded", feature="the embedded PostgreSQL (no DATABASE_URL is set)")
         import pgserver
 
+        data_dir.mkdir(parents=True, exist_ok=True)
         server = pgserver.get_server(  # type: ignore[attr-defined]
             data_dir.resolve(), cleanup_mode="stop"
         )

@@ -1,4 +1,8 @@
-"""Serving the dashboard inside a ferry process (``ferry admin``, ``ferry dev``)."""
+"""Serving an ASGI app as a role of a ferry process: the dashboard (``ferry admin``,
+``ferry dev``) and the MCP tools over HTTP (``ferry mcp --transport http``).
+
+uvicorn and Starlette come with the ``dashboard`` and ``mcp`` extras: the commands ask for
+theirs before they import this module."""
 
 from __future__ import annotations
 
@@ -23,8 +27,8 @@ class EmbeddedServer(uvicorn.Server):
         yield
 
 
-class DashboardRole:
-    """The dashboard as a role of a ferry process: ``run`` serves, ``drain`` stops serving."""
+class AsgiRole:
+    """An ASGI app as a role of a ferry process: ``run`` serves, ``drain`` stops serving."""
 
     def __init__(self, app: ASGIApp, *, host: str, port: int) -> None:
         self.server = embedded_server(app, host=host, port=port)

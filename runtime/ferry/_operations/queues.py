@@ -1,10 +1,12 @@
-"""Queue overview: depth, state counts and throughput per queue, read from the driver."""
+"""Queues: depth, state counts and throughput per queue; pause and resume."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ferry._operations.envelope import Action
 from ferry.drivers.protocol import JobDriver, JobState
 
 DEFAULT_WINDOW_MS = 5 * 60_000
@@ -29,14 +31,15 @@ class QueueOverview:
         return self.completed_in_window * 60_000 / self.window_ms
 
     def to_json(self) -> dict[str, Any]:
-        """The row as the ``--json`` envelope carries it."""
+        """The row as the ``--json`` envelope carries it (``completedInWindow``,
+        ``perMinute``; the state names inside ``counts`` are values, not keys to recase)."""
         return {
             "queue": self.queue,
             "paused": self.paused,
             "counts": dict(self.counts),
             "depth": self.depth,
-            "completed_in_window": self.completed_in_window,
-            "per_minute": round(self.per_minute, 2),
+            "completedInWindow": self.completed_in_window,
+            "perMinute": round(self.per_minute, 2),
         }
 
 
@@ -57,3 +60,28 @@ async def queue_overview(
         )
         for s in stats
     ]
+
+
+async def queue_stats(driver: JobDriver, window_ms: int) -> list[QueueOverview]:
+    """Depth, state counts and throughput per queue over ``window_ms``."""
+    return await queue_overview(driver, window_ms=window_ms)
+
+
+def stats_json(window_ms: int, queues: Sequence[QueueOverview]) -> dict[str, Any]:
+    """``ferry jobs stats --json``'s data."""
+    return {"windowMs": window_ms, "queues": [q.to_json() for q in queues]}
+
+
+async def set_queue_paused(driver: JobDriver, queue: str, *, paused: bool) -> Action:
+    """Pause (stop claims) or resume one queue (the driver refuses a name that is not one)."""
+    if paused:
+        await driver.introspect.pause_queue(queue)
+        summary = f'queue "{queue}" is paused: its runs stay queued until it is resumed'
+    else:
+        await driver.introspect.resume_queue(queue)
+        summary = f'queue "{queue}" is resumed'
+    return Action(
+        summary,
+        {"queue": queue, "paused": paused},
+        "queue-paused" if paused else "queue-resumed",
+    )

@@ -1,8 +1,9 @@
-"""The CLI's output contract: one JSON envelope for ``--json``, readable text otherwise.
+"""The one output contract: the JSON envelope of ``--json`` and of every MCP tool result.
 
 ``{"ok", "command", "summary", "findings", "data"}`` — ``findings`` carries every refusal
 as ``{"code", "message", "fix"}`` so a script can branch on the ``X_*`` code, and a
-failed command exits non-zero with ``ok: false``.
+failed command exits non-zero with ``ok: false``. Keys are camelCase (``camel_keys``);
+stored values (a run's input, result, step results) stay as they were stored.
 """
 
 from __future__ import annotations
@@ -13,6 +14,30 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ferry.errors import FerryError
+
+
+def camel_keys(value: Any) -> Any:
+    """``value`` with every dict key in camelCase, the JSON envelope's key style
+    (``concurrencyKey``, ``nextMs``) — the same names the spec's examples use."""
+    if isinstance(value, dict):
+        return {_camel(str(key)): camel_keys(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [camel_keys(item) for item in value]
+    return value
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """What an operator action did: a summary line, its JSON data, its banner key."""
+
+    summary: str
+    data: dict[str, Any]
+    notice: str
 
 
 @dataclass

@@ -1,0 +1,77 @@
+"""Runs: list, show, retry and cancel, as every surface calls them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from ferry._operations.envelope import Action, camel_keys
+from ferry._operations.filters import run_filter
+from ferry.drivers._refusals import run_not_found
+from ferry.drivers.protocol import JobDriver, RunDetail, RunFilter, RunSummary
+
+
+@dataclass(frozen=True, slots=True)
+class RunsPage:
+    """One page of runs under a filter, newest first."""
+
+    filter: RunFilter
+    runs: Sequence[RunSummary]
+
+    @property
+    def next_before_id(self) -> str | None:
+        """The ``before`` that pages on, when this page is full."""
+        return self.runs[-1].id if len(self.runs) == self.filter.limit and self.runs else None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"runs": [...], "nextBeforeId": ...}``: ``ferry jobs ls --json``'s data."""
+        runs = [asdict(r) for r in self.runs]
+        return camel_keys({"runs": runs, "next_before_id": self.next_before_id})  # type: ignore[no-any-return]
+
+
+async def list_runs(driver: JobDriver, words: Mapping[str, str | None]) -> RunsPage:
+    """One page of runs under the operator's filter words (see ``run_filter``)."""
+    wanted = run_filter(words, now_ms=driver.clock.now_ms())
+    return RunsPage(wanted, await driver.introspect.list_runs(wanted))
+
+
+async def show_run(driver: JobDriver, run_id: str) -> RunDetail:
+    """Everything known about one run; ``X_RUN_NOT_FOUND`` when no run has the id."""
+    run = await driver.introspect.get_run(run_id)
+    if run is None:
+        raise run_not_found(run_id)
+    return run
+
+
+def run_json(run: RunDetail) -> dict[str, Any]:
+    """A run as ``ferry jobs show --json`` carries it: its own fields in camelCase, the
+    stored values as stored (an input's ``org_id`` stays ``org_id``), each copied once."""
+    bare = replace(
+        run, payload=None, result=None, steps=[replace(st, result=None) for st in run.steps]
+    )
+    data: dict[str, Any] = camel_keys(asdict(bare))
+    data["payload"], data["result"] = run.payload, run.result
+    for shown, step in zip(data["steps"], run.steps, strict=True):
+        shown["result"] = step.result
+    return data
+
+
+async def retry_run(driver: JobDriver, run_id: str) -> Action:
+    """Put a dead or cancelled run back to queued with fresh attempts."""
+    await driver.introspect.retry_run(run_id)
+    return Action(f"run {run_id} is queued again", {"id": run_id, "state": "queued"}, "run-retried")
+
+
+async def cancel_run(driver: JobDriver, run_id: str) -> Action:
+    """Cancel a run; a running one is asked to stop at its worker's next heartbeat."""
+    state = await driver.introspect.cancel_run(run_id)
+    running = state == "running"
+    summary = (
+        f"run {run_id} is running: cancel requested; its worker aborts it at its next "
+        "heartbeat and settles it cancelled"
+        if running
+        else f"run {run_id} is cancelled"
+    )
+    data = {"id": run_id, "state": state, "cancelRequested": running}
+    return Action(summary, data, "run-cancel-requested" if running else "run-cancelled")
