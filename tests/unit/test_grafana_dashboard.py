@@ -30,6 +30,7 @@ def _exported() -> dict[str, set[str]]:
     worker, scheduler = WorkerMetrics(CollectorRegistry()), SchedulerMetrics(CollectorRegistry())
     worker.serve_queues(["q"])
     scheduler.serve_tasks(["t"])
+    scheduler.declare_jobs([("j", "q")])
     worker.runs.labels(queue="q", job="j", outcome="completed").inc()
     worker.run_duration.labels(queue="q", job="j").observe(1)
     worker.step_executions.labels(job="j").inc()
