@@ -11,6 +11,8 @@ The rules (the backlog is ``job_queue_backlog``: runs due now plus runs running)
 - **needed** = ``ceil(backlog / targetBacklogPerReplica)``, held within
   ``[minReplicas, maxReplicas]`` — so with ``minReplicas: 0`` the first due run needs one.
 - **Up at once**: when more are needed than run, the decision goes straight to needed.
+- **A run waiting a whole cooldown** (``job_queue_oldest_age_seconds``) means the pods that
+  run do not keep up, whatever the count says: one more, up to ``maxReplicas``.
 - **Down damped**: when fewer are needed, the decision waits until the backlog has needed
   fewer for a whole ``cooldown``, then goes to the most it needed during that wait (the
   ``scaleDownTo`` the status carries). A burst that comes back within the cooldown finds
@@ -106,6 +108,10 @@ def decide(
         return decision
     wanted = needed(policy, sample.backlog)
     load = _load(policy, sample, queue)
+    if sample.oldest_age_s * 1000 >= policy.cooldown_ms and current < policy.max_replicas:
+        # A due run unclaimed for a whole cooldown: the pods that run do not keep up, whatever
+        # the count says (a target set above what one pod carries), so one more.
+        wanted = max(wanted, current + 1)
     if wanted >= current and ("scaleDownSince" in stored or not stored.get("measured")):
         # Measured again, or the backlog needs them all again (the cooldown starts over when
         # it next does not).

@@ -52,6 +52,21 @@ def test_a_burst_goes_straight_to_the_replicas_it_needs() -> None:
     assert _step({"replicas": 1}, 2_000, NOW_MS)["replicas"] == 4
 
 
+def test_a_run_waiting_a_whole_cooldown_adds_a_replica_whatever_the_count_says() -> None:
+    """Two pods for a backlog of 15 at 10 per pod is what the count asks; a due run unclaimed
+    for the whole cooldown says they do not keep up."""
+    waited = QueueSample(backlog=15, oldest_age_s=60.0)
+    more = decide(POLICY, {"replicas": 2, "measured": True}, waited, "reports", NOW_MS)
+    assert more["replicas"] == 3 and more["message"].startswith("scaled up from 2 to 3")
+    assert "the oldest due run waiting 60s" in more["message"]
+    at_max = decide(POLICY, {"replicas": 4, "measured": True}, waited, "reports", NOW_MS)
+    assert at_max["replicas"] == 4
+    fresh = QueueSample(backlog=15, oldest_age_s=59.0)
+    assert (
+        decide(POLICY, {"replicas": 2, "measured": True}, fresh, "reports", NOW_MS)["replicas"] == 2
+    )
+
+
 def test_scaling_down_waits_a_whole_cooldown_and_goes_to_the_most_needed_meanwhile() -> None:
     busy = {"replicas": 4}
     holding = _step(busy, 15, NOW_MS)
