@@ -102,11 +102,19 @@ def namespace_with_worker(plane: ControlPlane, namespace: str, job: str) -> Iter
         plane.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
 
 
+def restricted_namespace(name: str) -> dict[str, Any]:
+    """A Namespace enforcing Pod Security ``restricted``, as the operator's pods must meet."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {"pod-security.kubernetes.io/enforce": "restricted"}},
+    }
+
+
 def minutely_digest(namespace: str, *, image: str, dsn: str, **worker: Any) -> list[dict[str, Any]]:
     """The demo scheduled every minute: a restricted namespace, the database Secret ``db``,
     the DurableJob ``send-digest`` (``worker`` adds spec fields) and the ScheduledTask
     ``every-minute`` firing it."""
-    restricted = {"pod-security.kubernetes.io/enforce": "restricted"}
     job = {
         "image": image,
         "handler": HANDLER,
@@ -119,11 +127,7 @@ def minutely_digest(namespace: str, *, image: str, dsn: str, **worker: Any) -> l
         "entries": [{"job": "send-digest", "input": {"occurrence_ms": 0}}],
     }
     return [
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": namespace, "labels": restricted},
-        },
+        restricted_namespace(namespace),
         secret("db", namespace, dsn),
         resource("DurableJob", "send-digest", namespace, {**job, **worker}),
         resource("ScheduledTask", "every-minute", namespace, task),

@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 from control_plane import ControlPlane
-from e2e_helpers import condition, env_of, example, kubelet_reports, ready_pod_status
+from e2e_helpers import (
+    condition,
+    durable_job,
+    env_of,
+    example,
+    kubelet_reports,
+    ready_pod_status,
+    with_reason,
+)
 from operator_process import Fleet
 from support.waiting import eventually, eventually_blocking
 
@@ -168,15 +176,11 @@ def test_scheduled_tasks_become_the_namespaces_scheduler_leader_and_standby(
         control_plane.get("pdb", "-n", NAMESPACE, "ferry-scheduler")["spec"]["maxUnavailable"] == 1
     )
     # No scheduler pod runs yet: the task is not Ready, it waits for one.
-    starting = eventually_blocking(
-        lambda: (
-            (c := _ready(control_plane, "scheduledtask", "nightly-digest"))
-            and c["reason"] == "SchedulerStarting"
-            and c
-        ),
-        what="task waiting for its scheduler",
+    waiting = with_reason(
+        control_plane, "scheduledtask", NAMESPACE, "nightly-digest", "SchedulerStarting"
     )
-    assert starting["status"] == "False" and "0/2" in starting["message"]
+    starting = condition(waiting, "Ready")
+    assert starting and starting["status"] == "False" and "0/2" in starting["message"]
     kubelet_reports(
         control_plane, NAMESPACE, "app.kubernetes.io/component=scheduler", ready_pod_status()
     )
@@ -366,17 +370,7 @@ def test_autoscaling_values_that_cannot_mean_anything_are_refused_at_apply(
     negative count, a target of 0, no max, a cooldown that is not a duration."""
 
     def answer(autoscaling: dict[str, Any]) -> str:
-        body = {
-            "apiVersion": "ferry.dev/v1alpha1",
-            "kind": "DurableJob",
-            "metadata": {"name": "scaled", "namespace": NAMESPACE},
-            "spec": {
-                "image": "app:1",
-                "handler": "app.jobs:api",
-                "databaseSecretRef": {"name": "db"},
-                "autoscaling": autoscaling,
-            },
-        }
+        body = durable_job("scaled", NAMESPACE, autoscaling=autoscaling)
         return control_plane.kubectl(
             "apply", "--dry-run=server", "-f", "-", stdin=json.dumps(body), check=False
         )

@@ -18,7 +18,7 @@ from typing import Any
 
 import asyncpg
 import pytest
-from e2e_helpers import HANDLER, resource, secret
+from e2e_helpers import HANDLER, resource, restricted_namespace, secret
 from node import Cluster, NodeAssets
 from pg_relay import PodDatabase
 from support.waiting import eventually, eventually_blocking
@@ -104,14 +104,7 @@ def scaled(
         },
     }
     bodies = [
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {
-                "name": NAMESPACE,
-                "labels": {"pod-security.kubernetes.io/enforce": "restricted"},
-            },
-        },
+        restricted_namespace(NAMESPACE),
         secret("db", NAMESPACE, pod_database.pod_dsn),
         resource("DurableJob", "bulk-reindex", NAMESPACE, spec),
     ]

@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 import pytest
 from control_plane import ControlPlane
-from e2e_helpers import HANDLER, condition, resource, secret
+from e2e_helpers import HANDLER, condition, resource, restricted_namespace, secret
 from node import NODE_IP, Cluster, NodeAssets
 from password_postgres import password_postgres
 from pg_relay import PodDatabase
@@ -95,14 +95,7 @@ def broken(
         wrong = f"postgresql://postgres:{quote('not-' + PASSWORD)}@{host}:{port}/postgres"
         job = {"image": image, "handler": HANDLER, "databaseSecretRef": {"name": "db"}}
         bodies = [
-            {
-                "apiVersion": "v1",
-                "kind": "Namespace",
-                "metadata": {
-                    "name": NAMESPACE,
-                    "labels": {"pod-security.kubernetes.io/enforce": "restricted"},
-                },
-            },
+            restricted_namespace(NAMESPACE),
             secret("db", NAMESPACE, pod_database.pod_dsn),
             secret("wrong-password", NAMESPACE, wrong),
             resource("DurableJob", "unpullable", NAMESPACE, {**job, "image": "ferry.local/nope:1"}),
@@ -144,11 +137,7 @@ def test_an_image_no_registry_serves_is_named_on_the_durable_job(broken: Broken)
     assert 'cannot pull image "ferry.local/nope:1"' in ready["message"], ready["message"]
     warning = broken.warning("unpullable", "ImagePullFailed")
     assert "ferry.local/nope:1" in warning["message"]
-    print(
-        f"measured: unpullable image → Warning ImagePullFailed {warning['after_s']} s after "
-        f"the DurableJob's creation (seen on kubectl get dj by this test at {took:.1f} s)"
-    )
-    print(f"  message: {ready['message']}")
+    _report("unpullable image", warning, took, ready)
 
 
 def test_a_wrong_password_shows_the_workers_refusal_on_the_durable_job(broken: Broken) -> None:
@@ -158,21 +147,14 @@ def test_a_wrong_password_shows_the_workers_refusal_on_the_durable_job(broken: B
     assert PASSWORD not in ready["message"]
     warning = broken.warning("wrong-password", "WorkersCrashLooping")
     assert "password authentication failed" in warning["message"]
-    print(
-        f"measured: wrong password → Warning WorkersCrashLooping {warning['after_s']} s after "
-        f"the DurableJob's creation (seen on kubectl get dj by this test at {took:.1f} s)"
-    )
-    print(f"  message: {ready['message']}")
+    _report("wrong password", warning, took, ready)
 
 
 def test_a_missing_secret_is_its_own_reason(broken: Broken) -> None:
     ready, took = broken.reason("dj", "no-secret", "SecretNotFound")
     assert 'Secret "never-created"' in ready["message"]
     warning = broken.warning("no-secret", "SecretNotFound")
-    print(
-        f"measured: missing Secret → Warning SecretNotFound {warning['after_s']} s after the "
-        f"DurableJob's creation (seen on kubectl get dj by this test at {took:.1f} s)"
-    )
+    _report("missing Secret", warning, took, ready)
 
 
 def test_a_task_whose_scheduler_cannot_start_is_not_ready(broken: Broken) -> None:
@@ -180,7 +162,13 @@ def test_a_task_whose_scheduler_cannot_start_is_not_ready(broken: Broken) -> Non
     assert ready["status"] == "False"
     assert "X_JOB_UNKNOWN" in ready["message"] and '"no_such_job"' in ready["message"]
     warning = broken.warning("haunted", "SchedulerCrashLooping")
+    _report("scheduler refusing to start", warning, took, ready)
+
+
+def _report(cause: str, warning: dict[str, Any], took: float, ready: dict[str, Any]) -> None:
+    kind = warning["involvedObject"]["kind"]
     print(
-        f"measured: scheduler refusing to start → Warning SchedulerCrashLooping on the task "
-        f"{warning['after_s']} s after its creation (seen by this test at {took:.1f} s)"
+        f"measured: {cause} → Warning {warning['reason']} {warning['after_s']} s after the "
+        f"{kind}'s creation (seen on kubectl get by this test at {took:.1f} s)"
     )
+    print(f"  message: {ready['message']}")
