@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ferry._operations.envelope import Action
+from ferry._operations.runs import introspection
 from ferry.drivers.protocol import JobDriver, JobState
 
 DEFAULT_WINDOW_MS = 5 * 60_000
@@ -48,7 +49,7 @@ async def queue_overview(
 ) -> list[QueueOverview]:
     """Every queue with runs or a pause, in name order."""
     stats = await driver.stats()
-    completed = await driver.introspect.throughput(driver.clock.now_ms() - window_ms)
+    completed = await introspection(driver).throughput(driver.clock.now_ms() - window_ms)
     return [
         QueueOverview(
             queue=s.queue,
@@ -75,10 +76,10 @@ def stats_json(window_ms: int, queues: Sequence[QueueOverview]) -> dict[str, Any
 async def set_queue_paused(driver: JobDriver, queue: str, *, paused: bool) -> Action:
     """Pause (stop claims) or resume one queue (the driver refuses a name that is not one)."""
     if paused:
-        await driver.introspect.pause_queue(queue)
+        await introspection(driver).pause_queue(queue)
         summary = f'queue "{queue}" is paused: its runs stay queued until it is resumed'
     else:
-        await driver.introspect.resume_queue(queue)
+        await introspection(driver).resume_queue(queue)
         summary = f'queue "{queue}" is resumed'
     return Action(
         summary,
