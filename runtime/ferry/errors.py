@@ -35,6 +35,8 @@ CODES: Final[dict[str, str]] = {
     "X_DRIVER_NO_TRANSACTIONS": "an enqueue asked to join a transaction the driver cannot join",
     "X_DRIVER_CAPABILITY": "a role or feature needs a capability the driver does not offer",
     "X_DRIVER_CLOSED": "the job driver was used after close()",
+    "X_CONNECTION_CLOSED": "an enqueue or outbox append was given a closed connection or session",
+    "X_SYNC_ON_EVENT_LOOP": "blocking database work was asked of a thread running an event loop",
     "X_RUN_NOT_FOUND": "an introspection call named a run id that does not exist",
     "X_RUN_STATE": "an introspection action does not apply to the run's current state",
     "X_UNAUTHENTICATED": "an admin tool call came without a valid access token",

@@ -175,17 +175,30 @@ def test_bad_policies_are_refused(build: Any, named: str) -> None:
     assert refused.value.code == "X_INVARIANT" and named in refused.value.message
 
 
-def test_a_body_must_be_async_and_declare_only_known_parameters() -> None:
-    def sync_body(input: Org) -> None:
-        return None
+def test_a_body_is_a_function_that_declares_only_known_parameters() -> None:
+    def generator_body(input: Org) -> Any:
+        yield input
 
     async def odd_body(input: Org, request: object) -> None:
         return None
 
-    with pytest.raises(FerryError, match="not an async function"):
-        job(input=Org, idempotency_key=lambda i: "k")(sync_body)  # type: ignore[arg-type]
+    with pytest.raises(FerryError, match="generator function"):
+        job(input=Org, idempotency_key=lambda i: "k")(generator_body)
+    with pytest.raises(FerryError, match="is not a function"):
+        job(input=Org, idempotency_key=lambda i: "k")(print)
     with pytest.raises(FerryError, match="'request'"):
         job(input=Org, idempotency_key=lambda i: "k")(odd_body)
+
+
+def test_a_def_body_is_a_sync_job_and_an_async_def_body_is_not() -> None:
+    def blocking(input: Org) -> int:
+        return 1
+
+    async def awaiting(input: Org) -> int:
+        return 1
+
+    assert job(input=Org, idempotency_key=lambda i: "k")(blocking).definition.sync
+    assert not job(input=Org, idempotency_key=lambda i: "k")(awaiting).definition.sync
 
 
 async def test_an_empty_idempotency_key_is_refused_at_enqueue(ferry_harness: Any) -> None:

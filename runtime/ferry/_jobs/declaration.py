@@ -4,19 +4,38 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Generic, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
 from pydantic import BaseModel
 
 from ferry._duration import Duration, to_ms
 from ferry._jobs.definition import InputT, JobDefinition, OnSettled, ResultT
-from ferry._jobs.facade import enqueue, enqueue_many, idempotency_key_of, parse_input
+from ferry._jobs.facade import (
+    enqueue,
+    enqueue_many,
+    enqueue_many_sync,
+    enqueue_sync,
+    idempotency_key_of,
+    parse_input,
+)
 from ferry._jobs.policy import Concurrency, Retry
 from ferry._names import check_name
 from ferry.drivers.protocol import EnqueueResult
 from ferry.errors import FerryError
 
 _declared: list[JobDefinition[Any, Any]] = []
+
+R = TypeVar("R")
+
+
+class Declare(Protocol[InputT]):
+    """What ``job(...)`` returns: applied to the body, the handle (``async def`` or ``def``)."""
+
+    @overload
+    def __call__(self, body: Callable[..., Awaitable[R]]) -> JobHandle[InputT, R]: ...
+
+    @overload
+    def __call__(self, body: Callable[..., R]) -> JobHandle[InputT, R]: ...
 
 
 class JobHandle(Generic[InputT, ResultT]):
@@ -119,6 +138,41 @@ class JobHandle(Generic[InputT, ResultT]):
             actor=self._actor,
         )
 
+    def enqueue_sync(
+        self,
+        input: InputT | Mapping[str, Any],
+        *,
+        run_at: datetime | None = None,
+        delay: Duration | None = None,
+        queue: str | None = None,
+        connection: Any = None,
+    ) -> EnqueueResult:
+        """``enqueue`` for sync code (a Django view, a sync job body, a script): through a
+        blocking connection (psycopg, a SQLAlchemy ``Session``, Django's) in its
+        transaction, or without one through the driver's own pool. Refused on a thread
+        running an event loop (``X_SYNC_ON_EVENT_LOOP``): ``await enqueue(...)`` there."""
+        return enqueue_sync(
+            self._definition,
+            input,
+            run_at=run_at,
+            delay=delay,
+            queue=queue,
+            connection=connection,
+            actor=self._actor,
+        )
+
+    def enqueue_many_sync(
+        self,
+        inputs: Sequence[InputT | Mapping[str, Any]],
+        *,
+        queue: str | None = None,
+        connection: Any = None,
+    ) -> list[EnqueueResult]:
+        """``enqueue_many`` for sync code, the way ``enqueue_sync`` runs."""
+        return enqueue_many_sync(
+            self._definition, inputs, queue=queue, connection=connection, actor=self._actor
+        )
+
     def describe(self) -> dict[str, Any]:
         """The manifest row. ``steps`` is empty by design: names are chosen at run time."""
         d = self._definition
@@ -160,9 +214,13 @@ def job(
     on_settled: OnSettled | None = None,
     name: str | None = None,
     priority: int = 0,
-) -> Callable[[Callable[..., Awaitable[ResultT]]], JobHandle[InputT, ResultT]]:
-    """Declare an async function as a job. ``idempotency_key`` is required: at-least-once
-    is the only honest guarantee, so every run must be replay-safe."""
+) -> Declare[InputT]:
+    """Declare a function as a job. ``idempotency_key`` is required: at-least-once is the
+    only honest guarantee, so every run must be replay-safe.
+
+    An ``async def`` body runs on the worker's event loop; a ``def`` body (blocking code:
+    an ORM, ``requests``) runs on the worker's thread pool, and its ``step`` is the same
+    API without ``await``."""
     if not (isinstance(input, type) and issubclass(input, BaseModel)):
         raise FerryError(
             "X_INVARIANT",
@@ -186,8 +244,8 @@ def job(
             'leave timeout out for no timeout, or give one such as timeout="30s"',
         )
 
-    def declare(body: Callable[..., Awaitable[ResultT]]) -> JobHandle[InputT, ResultT]:
-        definition: JobDefinition[InputT, ResultT] = JobDefinition(
+    def declare(body: Callable[..., Any]) -> JobHandle[InputT, Any]:
+        definition: JobDefinition[InputT, Any] = JobDefinition(
             body=body,
             input_model=input,
             idempotency_key=idempotency_key,

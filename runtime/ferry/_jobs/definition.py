@@ -52,7 +52,7 @@ class JobDefinition(Generic[InputT, ResultT]):
     def __init__(
         self,
         *,
-        body: Callable[..., Awaitable[ResultT]],
+        body: Callable[..., Awaitable[ResultT]] | Callable[..., ResultT],
         input_model: type[InputT],
         idempotency_key: Callable[[InputT], str],
         tenant: Callable[[InputT], str | None] | None,
@@ -66,6 +66,8 @@ class JobDefinition(Generic[InputT, ResultT]):
     ) -> None:
         self.body = body
         self.body_parameters = _body_parameters(body)
+        self.sync = not inspect.iscoroutinefunction(body)
+        """A ``def`` body: it runs on the worker's thread pool, its steps on that thread."""
         self.input_model = input_model
         self.idempotency_key = idempotency_key
         self.tenant = tenant
@@ -84,11 +86,18 @@ class JobDefinition(Generic[InputT, ResultT]):
 
 
 def _body_parameters(body: Callable[..., Any]) -> tuple[str, ...]:
-    if not inspect.iscoroutinefunction(body):
+    if not inspect.isfunction(body) and not inspect.ismethod(body):
         raise FerryError(
             "X_INVARIANT",
-            f"job body {getattr(body, '__qualname__', body)!r} is not an async function",
-            "declare it with `async def`",
+            f"job body {body!r} is not a function",
+            "declare the body with `async def` (or `def` for blocking code) under @job(...)",
+        )
+    if inspect.isgeneratorfunction(body) or inspect.isasyncgenfunction(body):
+        raise FerryError(
+            "X_INVARIANT",
+            f"job body {body.__qualname__!r} is a generator function: it would return a "
+            "generator, not run",
+            "return the result instead of yielding it",
         )
     names: list[str] = []
     for parameter in inspect.signature(body).parameters.values():

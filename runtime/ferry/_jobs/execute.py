@@ -5,6 +5,10 @@ nothing else calls a job body. The order on a timeout is the whole point: the si
 aborted first and the body gets a grace period, and only then is the attempt failed —
 failing it re-queues the run, and a body still running after that would be a second
 copy of one job writing into the same run.
+
+A ``def`` body runs on the worker's thread pool (``ferry._jobs.threads``) and is awaited
+like an async one, so the timeout, the drain and the verdict are the same code; only an
+abandoned sync body differs, in that its thread cannot be stopped (see that module).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable, Coroutine
+from functools import partial
 from typing import Any, Protocol, cast
 
 from pydantic import ValidationError
@@ -24,7 +29,8 @@ from ferry._jobs.observer import REPORTED, ExecutionObserver, ExecutionOutcome, 
 from ferry._jobs.policy import Caps
 from ferry._jobs.registry import resolve_job
 from ferry._jobs.signal import AbortSignal
-from ferry._jobs.step import Parked, Step
+from ferry._jobs.step import Parked, Step, SyncStep
+from ferry._jobs.threads import ThreadPool, shared_pool
 from ferry._jobs.tracing import execution_span, tracing
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
@@ -67,12 +73,14 @@ async def execute_job(
     settler: Settler | None = None,
     caps: Caps | None = None,
     leases: LeaseKeeper | None = None,
+    threads: ThreadPool | None = None,
 ) -> ExecutionReport:
     """Run one claimed attempt to a verdict and settle it through the driver (or through
     ``settler``, e.g. a worker's batch that settles many runs in one statement).
 
     ``leases`` renews the run's lease while its body runs (a worker passes the one keeper
-    renewing all its runs); without it the run gets a keeper of its own. A caller that stops
+    renewing all its runs); without it the run gets a keeper of its own. ``threads`` runs
+    a sync body and sync step functions (a worker passes its pool). A caller that stops
     waiting (cancelled) abandons the attempt: nothing of it settles, its lease lapses."""
     own_keeper = leases is None
     keeper = leases or LeaseKeeper(
@@ -93,6 +101,7 @@ async def execute_job(
         timeout_grace_ms=timeout_grace_ms,
         keeper=keeper,
         caps=caps,
+        threads=threads or shared_pool(),
     )
     report = execution.start(resolve(claimed.name))
     try:
@@ -145,6 +154,7 @@ class Execution:
         "signal",
         "started_ms",
         "task",
+        "threads",
         "timeout_grace_ms",
         "worker_id",
     )
@@ -162,8 +172,10 @@ class Execution:
         timeout_grace_ms: int,
         keeper: LeaseKeeper,
         caps: Caps | None,
+        threads: ThreadPool,
     ) -> None:
         self.claimed = claimed
+        self.threads = threads
         self.driver = driver
         self.settler = settler
         self.clock = driver.clock
@@ -326,10 +338,14 @@ class Execution:
         return await self._nack("deferred", error, self.clock.now_ms() + BUSY_RETRY_MS)
 
     async def _run_body(self, definition: JobDefinition[Any, Any], parsed: Any) -> ExecutionReport:
-        # A coroutine: JobDefinition refuses a body that is not `async def`.
-        coroutine = cast(
-            "Coroutine[Any, Any, Any]", definition.body(**self._arguments(definition, parsed))
-        )
+        arguments = self._arguments(definition, parsed)
+        coroutine: Coroutine[Any, Any, Any]
+        if definition.sync:  # on the pool's thread; cancelling this task strands the thread
+            if "step" in arguments:
+                arguments["step"] = SyncStep(arguments["step"], asyncio.get_running_loop())
+            coroutine = self.threads.run(partial(definition.body, **arguments))
+        else:
+            coroutine = cast("Coroutine[Any, Any, Any]", definition.body(**arguments))
         timer = (
             asyncio.create_task(self._time_out(definition.timeout_ms))
             if definition.timeout_ms is not None
@@ -382,6 +398,7 @@ class Execution:
                     store=self.driver.steps,
                     signal=self.signal,
                     clock=self.clock,
+                    threads=self.threads,
                     observer=self.observer,
                 )
             elif name == "ctx":

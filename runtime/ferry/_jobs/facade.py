@@ -3,7 +3,8 @@
 ``<job>.enqueue``, ``<task>.enqueue``, the scheduler's dispatch and the outbox relay all
 come through ``enqueue``/``enqueue_many`` here, so "does this join my transaction?" has
 one answer everywhere: it does when a connection is passed or bound with
-``use_connection``, and the commit is the enqueue.
+``use_connection``, and the commit is the enqueue. ``enqueue_sync`` is the same enqueue for
+sync code (``ferry._bridge`` says where it runs).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ferry._bridge import default_connection, run_sync, serve
 from ferry._duration import Duration, to_ms
 from ferry._jobs.definition import JobDefinition
 from ferry._names import check_name
@@ -54,9 +56,9 @@ def current_job_driver() -> JobDriver:
 
 @contextmanager
 def use_connection(connection: Any) -> Iterator[None]:
-    """Bind ``connection`` (an asyncpg connection inside ``conn.transaction()``, an
-    aiosqlite connection after ``BEGIN IMMEDIATE``) so every enqueue in this task joins
-    its transaction without passing it along."""
+    """Bind ``connection`` (any the driver joins: an asyncpg or psycopg connection, a
+    SQLAlchemy session, an aiosqlite connection after ``BEGIN IMMEDIATE``…) so every
+    enqueue in this context joins its transaction without passing it along."""
     token = _connection.set(connection)
     try:
         yield
@@ -208,6 +210,7 @@ async def enqueue(
 ) -> EnqueueResult:
     """Validate and queue one run through the configured driver."""
     driver = current_job_driver()
+    serve()  # sync callers without a connection of their own are sent to this loop
     request = build_request(
         definition,
         value,
@@ -231,6 +234,7 @@ async def enqueue_many(
 ) -> list[EnqueueResult]:
     """Validate every input first, then queue them all in one round trip."""
     driver = current_job_driver()
+    serve()
     requests = [
         build_request(
             definition,
@@ -243,3 +247,48 @@ async def enqueue_many(
         for value in values
     ]
     return await driver.enqueue_many(requests) if requests else []
+
+
+def enqueue_sync(
+    definition: JobDefinition[Any, Any],
+    value: Any,
+    *,
+    run_at: datetime | None = None,
+    delay: Duration | None = None,
+    queue: str | None = None,
+    connection: Any = None,
+    actor: str | None = None,
+) -> EnqueueResult:
+    """``enqueue`` for sync code: through the caller's blocking connection on this thread,
+    inside its transaction; without one, on the loop the driver serves."""
+    connection = default_connection(connection if connection is not None else _connection.get())
+    return run_sync(
+        lambda: enqueue(
+            definition,
+            value,
+            run_at=run_at,
+            delay=delay,
+            queue=queue,
+            connection=connection,
+            actor=actor,
+        ),
+        joined=connection is not None,
+        what=f'enqueue_sync of job "{definition.name}"',
+    )
+
+
+def enqueue_many_sync(
+    definition: JobDefinition[Any, Any],
+    values: Sequence[Any],
+    *,
+    queue: str | None = None,
+    connection: Any = None,
+    actor: str | None = None,
+) -> list[EnqueueResult]:
+    """``enqueue_many`` for sync code, the way ``enqueue_sync`` runs."""
+    connection = default_connection(connection if connection is not None else _connection.get())
+    return run_sync(
+        lambda: enqueue_many(definition, values, queue=queue, connection=connection, actor=actor),
+        joined=connection is not None,
+        what=f'enqueue_many_sync of job "{definition.name}"',
+    )

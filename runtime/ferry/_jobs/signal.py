@@ -13,6 +13,7 @@ weeks and runs millions of attempts; a listener left behind per run is a leak.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from typing import Protocol
 
@@ -24,11 +25,12 @@ Listener = Callable[[FerryError], None]
 class AbortSignal:
     """A one-shot abort with a reason; a child follows its parent until ``detach()``."""
 
-    __slots__ = ("_event", "_listeners", "_parent", "_reason")
+    __slots__ = ("_blocking", "_event", "_listeners", "_parent", "_reason")
 
     def __init__(self, parent: AbortSignal | None = None) -> None:
         self._reason: FerryError | None = None
         self._event: asyncio.Event | None = None
+        self._blocking: threading.Event | None = None
         # Ordered, with O(1) removal: a worker's signal has a listener per running run.
         self._listeners: dict[Listener, None] = {}
         self._parent: AbortSignal | None = None
@@ -62,6 +64,8 @@ class AbortSignal:
         self._parent = None  # the parent clears its listeners when it aborts; nothing to undo
         if self._event is not None:
             self._event.set()
+        if self._blocking is not None:
+            self._blocking.set()
         listeners, self._listeners = self._listeners, {}
         for listener in listeners:
             listener(reason)
@@ -92,6 +96,18 @@ class AbortSignal:
             await self._event.wait()
         assert self._reason is not None
         return self._reason
+
+    def wait_blocking(self, timeout: float | None = None) -> bool:
+        """Block this thread until the signal aborts or ``timeout`` seconds pass; answers
+        whether it aborted. For a sync body on its thread (never on the event loop): an
+        interruptible pause, e.g. ``while not ctx.signal.wait_blocking(5): poll()``."""
+        if self._blocking is None:
+            # Published before the reason is read again: an abort on the loop either sees
+            # this event or happened before the read below.
+            self._blocking = threading.Event()
+        if self._reason is not None:
+            return True
+        return self._blocking.wait(timeout)
 
     def throw_if_aborted(self) -> None:
         """Raise the abort reason if the signal has aborted."""

@@ -2,17 +2,24 @@
 
 The step is the retry unit, not the job: a retry re-enters the body, replays every
 recorded step from the store without calling it, and runs only the one that failed.
+
+A step's function may be sync or async. In an ``async def`` body a sync function runs on
+the worker's thread pool, so a blocking call inside a step never stalls the event loop;
+a ``def`` body gets ``SyncStep``, the same steps without ``await``, whose functions run on
+the body's own thread while the store is reached through the loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, TypeVar, overload
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import Any, Protocol, TypeVar, cast, overload
 
 from ferry._clock import Clock
 from ferry._duration import Duration, to_ms
 from ferry._jobs.signal import AbortSignal
+from ferry._jobs.threads import ThreadPool
 from ferry._payload import to_json
 from ferry.drivers.protocol import StepRecord, StepStore
 from ferry.errors import FerryError
@@ -51,8 +58,10 @@ class Step:
         store: StepStore,
         signal: AbortSignal,
         clock: Clock,
+        threads: ThreadPool,
         observer: StepObserver | None = None,
     ) -> None:
+        self._threads = threads
         self._job_name = job_name
         self._job_id = job_id
         self._worker_id = worker_id
@@ -75,19 +84,35 @@ class Step:
         the JSON form of the result (fresh lists and dicts), the first time exactly as on
         every replay.
         """
-        recorded = await self._claim_name(name)
+        recorded, started = await self.begin(name)
         if recorded is not None:
             return recorded.result
+        call = _bound(fn, self._signal)
+        value: Any
+        if inspect.iscoroutinefunction(fn):
+            value = await cast("Awaitable[Any]", call())
+        else:
+            value = await self._threads.run(call)  # off the loop: it may block
+            if inspect.isawaitable(value):  # a lambda returning a coroutine
+                value = await value
+        return await self.finish(name, started, value)
+
+    async def begin(self, name: str) -> tuple[StepRecord | None, int]:
+        """The recorded step to replay, or (``None``) leave to run it now and its start."""
+        recorded = await self._claim_name(name)
+        if recorded is not None:
+            return recorded, 0
         self._refuse_if_aborted(name)
-        started = self._clock.now_ms()
         if self._observer is not None:
             self._observer.step_executed(self._job_name, self._job_id, name)
-        value = fn(self._signal) if _takes_signal(fn) else fn()
-        if inspect.isawaitable(value):
-            value = await value
+        return None, self._clock.now_ms()
+
+    async def finish(self, name: str, started_ms: int, value: Any) -> Any:
+        """Record what the step's function returned (unless the run aborted meanwhile);
+        answers its JSON form."""
         self._refuse_if_aborted(name)
         result = to_json(value, what=f'step "{name}" result')
-        await self._record(StepRecord(name, "run", result, started, self._clock.now_ms()))
+        await self._record(StepRecord(name, "run", result, started_ms, self._clock.now_ms()))
         return result
 
     async def sleep(self, name: str, duration: Duration) -> None:
@@ -145,6 +170,45 @@ class Step:
                 "nothing to fix here — another worker owns the run now; keep steps short "
                 "and idempotent",
             )
+
+
+class SyncStep:
+    """The ``step`` a ``def`` body receives: ``Step`` without ``await``, called from the
+    body's thread. The function runs right here, on that thread; loading and recording go
+    to the store through the worker's event loop."""
+
+    def __init__(self, step: Step, loop: asyncio.AbstractEventLoop) -> None:
+        self._step = step
+        self._loop = loop
+
+    def run(self, name: str, fn: Callable[..., T]) -> T:
+        """``Step.run`` for a sync function: once per run, its JSON result recorded."""
+        if inspect.iscoroutinefunction(fn):
+            raise FerryError(
+                "X_INVARIANT",
+                f'step "{name}" of a sync job body was given the async function '
+                f"{fn.__qualname__!r}, which this thread cannot await",
+                "give a sync body's steps sync functions, or declare the body `async def`",
+            )
+        recorded, started = self._on_loop(self._step.begin(name))
+        if recorded is not None:
+            return recorded.result  # type: ignore[no-any-return]
+        value = _bound(fn, self._step._signal)()
+        return self._on_loop(self._step.finish(name, started, value))  # type: ignore[no-any-return]
+
+    def sleep(self, name: str, duration: Duration) -> None:
+        """``Step.sleep``: parks the run (the body's thread unwinds through ``Parked``)."""
+        self._on_loop(self._step.sleep(name, duration))
+
+    def _on_loop(self, call: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(call, self._loop).result()
+
+
+def _bound(fn: Callable[..., T], signal: AbortSignal) -> Callable[[], T]:
+    """``fn`` as a call of no arguments: given the run's signal if it takes one."""
+    if _takes_signal(fn):
+        return lambda: fn(signal)
+    return fn
 
 
 def _takes_signal(fn: Callable[..., Any]) -> bool:

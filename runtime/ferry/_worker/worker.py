@@ -9,7 +9,9 @@ the last batch's settle does. A run frees its capacity the moment its body ends 
 verdict is submitted, not when the settle lands; it stays *held* until the settle's answer
 arrives (``on_settled``, the report and a drain all wait for that). Each attempt is one
 task (``Execution``). One ``LeaseKeeper`` renews every held lease in one statement per
-heartbeat interval.
+heartbeat interval. Sync bodies and sync step functions run on the worker's thread pool of
+``concurrency`` threads; a thread stranded by an abandoned sync body counts against the
+capacity until it returns.
 
 A claim that comes back short means nothing else is due: the loop then sleeps until an
 enqueue wakes it (the driver's wake), a run it knows of becomes due (its own nacks'
@@ -42,6 +44,7 @@ from ferry._jobs.heartbeat import LeaseKeeper
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
 from ferry._jobs.policy import Caps
 from ferry._jobs.signal import AbortSignal
+from ferry._jobs.threads import ThreadPool
 from ferry._metrics.catalog import WorkerMetrics
 from ferry._metrics.queue_catalog import sample_queues
 from ferry._wakeup import DueInstants
@@ -114,7 +117,10 @@ class JobWorker:
         self._due = DueInstants()
         self._nudge = asyncio.Event()
         """Set by everything the round-trip loop reacts to inside the worker: a verdict
-        submitted, a round trip answered, a run ended, the worker stopping."""
+        submitted, a round trip answered, a run ended, a stranded thread returning, the
+        worker stopping."""
+        self.threads = ThreadPool(concurrency, on_free=self._nudge.set)
+        """Where sync bodies and sync step functions run."""
         self._stopping = asyncio.Event()
         self._stopped = asyncio.Event()
         self._loop: asyncio.Task[None] | None = None
@@ -184,7 +190,7 @@ class JobWorker:
         worker with this: the same claim, execution and batched settle as the round-trip
         loop, one step at a time."""
         self._prepare()
-        free = self.concurrency - len(self._bodies)
+        free = self._free()
         if free <= 0:
             return 0
         claimed = await self.driver.claim(self._claim_options(free))
@@ -270,6 +276,7 @@ class JobWorker:
         await asyncio.gather(*self._background, return_exceptions=True)
         if self._keeper is not None:
             await self._keeper.close()
+        self.threads.close()
         logger.info("jobs.worker.stopped", extra={"worker_id": self.worker_id})
         self._stopped.set()
 
@@ -315,7 +322,7 @@ class JobWorker:
             while True:
                 self._nudge.clear()  # what follows sees everything that nudged before this
                 stopping = self._stopping.is_set()
-                free = self.concurrency - len(self._bodies) - self._reserved
+                free = self._free() - self._reserved
                 claim = (
                     min(free, self._share)
                     if not stopping
@@ -439,6 +446,11 @@ class JobWorker:
         backoff = self.driver.clock.sleep_ms(min(initial * 2**failures, ceiling))
         await first_of(backoff, self._stopping.wait())
 
+    def _free(self) -> int:
+        """Capacity to claim for: ``concurrency`` less the running bodies and the threads
+        abandoned sync bodies still hold."""
+        return self.concurrency - len(self._bodies) - self.threads.stranded
+
     def _claim_options(self, free: int) -> ClaimOptions:
         return ClaimOptions(
             worker_id=self.worker_id,
@@ -461,6 +473,7 @@ class JobWorker:
             timeout_grace_ms=DEFAULT_TIMEOUT_GRACE_MS,
             keeper=self._keeper_or_fail(),
             caps=self.caps,
+            threads=self.threads,
         )
         report = execution.start(self._by_name.get(run.name))
         self._held[report] = execution

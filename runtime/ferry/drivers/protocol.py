@@ -651,6 +651,11 @@ class OutboxStore(Protocol):
         """
         ...
 
+    def append_sync(self, type: str, payload: JsonValue, *, connection: Any) -> str:
+        """``append`` for sync code, on a blocking connection (``ferry.drivers._outbox``
+        writes it once for every store)."""
+        ...
+
     def wake(self) -> QueueWake:
         """Wakes an idle relay when an entry is committed."""
         ...

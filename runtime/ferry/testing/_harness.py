@@ -121,14 +121,17 @@ class Harness:
             observer=self.trace,
         )
         with self.installed():
-            for _ in range(max_attempts):
-                await self._fire_due_tasks()
-                if await worker.run_due():
-                    continue
-                retry_at = await self._next_retry_ms()
-                if retry_at is None:
-                    break
-                self.clock.set(retry_at)
+            try:
+                for _ in range(max_attempts):
+                    await self._fire_due_tasks()
+                    if await worker.run_due():
+                        continue
+                    retry_at = await self._next_retry_ms()
+                    if retry_at is None:
+                        break
+                    self.clock.set(retry_at)
+            finally:
+                await worker.stop()  # its lease keeper and its threads end with the drain
         self.trace.runs = list(
             reversed(
                 await need(self.driver, INTROSPECT, by="the test harness").list_runs(

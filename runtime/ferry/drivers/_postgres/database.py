@@ -17,6 +17,7 @@ from typing import TypeAlias
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
+from ferry._bridge import serve
 from ferry._clock import Clock
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._postgres.ledger import read_ledger
@@ -134,6 +135,7 @@ class Database:
         self.check_open()
         async with self._connecting:
             if self._pool is None:
+                serve()  # the pool is this loop's: sync callers are sent here
                 self._pool = (
                     await asyncpg.create_pool(
                         self._target,

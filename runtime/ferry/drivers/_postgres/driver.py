@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-import asyncpg
-
 from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
@@ -26,6 +24,7 @@ from ferry.drivers._columns import (
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._postgres.database import Database, Pool
 from ferry.drivers._postgres.introspect import PostgresIntrospection
+from ferry.drivers._postgres.joined import Row, joined_session
 from ferry.drivers._postgres.ledger import known_migrations
 from ferry.drivers._postgres.location import pool_location, store_location
 from ferry.drivers._postgres.outbox import PostgresOutbox
@@ -51,13 +50,12 @@ from ferry.drivers.protocol import (
     Settle,
 )
 from ferry.drivers.settle import CANCELLED_BY_OPERATOR, DerivedCalls, first_of_each, transition
-from ferry.errors import FerryError
 
 
 class _Fetches(Protocol):
     """A pool or a caller's connection: where an enqueue runs."""
 
-    async def fetch(self, query: str, *args: object) -> list[asyncpg.Record]: ...
+    async def fetch(self, query: str, *args: object) -> Sequence[Row]: ...
 
 
 class PostgresJobDriver(DerivedCalls):
@@ -304,18 +302,11 @@ class PostgresJobDriver(DerivedCalls):
     async def _session_for(self, requests: Sequence[EnqueueRequest]) -> _Fetches:
         """The caller's connection when the requests join its transaction, else the pool."""
         connection = shared_connection(requests)
-        pool = await self._db.pool()
         if connection is None:
-            return pool
-        if not isinstance(connection, asyncpg.Connection):  # pool proxies pass this too
-            raise FerryError(
-                "X_DRIVER_NO_TRANSACTIONS",
-                f'enqueue of job "{requests[0].name}" asked to join a transaction on a '
-                f"{type(connection).__name__}, which is not an asyncpg connection",
-                "pass the asyncpg connection whose transaction the run must join, e.g. "
-                "connection=conn inside `async with conn.transaction():`",
-            )
-        return connection
+            return await self._db.pool()
+        return await joined_session(
+            connection, self._db, what=f'enqueue of job "{requests[0].name}"'
+        )
 
 
 def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
