@@ -27,6 +27,7 @@ from ferry._cli import (
     worker_command,
 )
 from ferry._cli.database import configured_dsn
+from ferry._cli.termination import record_refusal
 from ferry._logs import configure_logging
 from ferry._operations.envelope import Outcome
 from ferry.drivers._url import connection_refusal
@@ -89,4 +90,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if refusal is None:
             raise
         outcome = Outcome.refused(command, refusal)
+    if args.command_path[0] in {"run", *roles.ROLES}:
+        record_refusal(outcome)
     return outcome.emit(as_json=as_json)

@@ -43,9 +43,20 @@ class JobHandle(Generic[InputT, ResultT]):
 
     kind: Literal["job"] = "job"
 
-    def __init__(self, definition: JobDefinition[InputT, ResultT], actor: str | None = None):
+    def __init__(
+        self,
+        definition: JobDefinition[InputT, ResultT],
+        actor: str | None = None,
+        *,
+        queue: str | None = None,
+    ):
         self._definition = definition
         self._actor = actor
+        # A view routed to another queue than the declared one: the Kubernetes scheduler
+        # fires a ScheduledTask entry onto its DurableJob's queue, wherever the code put it.
+        self._queue = (
+            None if queue is None else check_name(queue, what=f"job {definition.name!r} queue")
+        )
 
     @property
     def definition(self) -> JobDefinition[InputT, ResultT]:
@@ -59,7 +70,8 @@ class JobHandle(Generic[InputT, ResultT]):
 
     @property
     def queue(self) -> str:
-        return self._definition.queue
+        """Where this handle enqueues: the declared queue, unless the view is routed."""
+        return self._queue if self._queue is not None else self._definition.queue
 
     @property
     def retry(self) -> Retry:
@@ -88,7 +100,7 @@ class JobHandle(Generic[InputT, ResultT]):
 
     def as_actor(self, actor: str) -> JobHandle[InputT, ResultT]:
         """This job, enqueuing as ``actor`` (recorded on the run, read as ``ctx.actor``)."""
-        return JobHandle(self._definition, check_name(actor, what="actor"))
+        return JobHandle(self._definition, check_name(actor, what="actor"), queue=self._queue)
 
     def idempotency_key_for(self, input: InputT | Mapping[str, Any]) -> str:
         """The idempotency key an enqueue of ``input`` would carry."""
@@ -111,7 +123,7 @@ class JobHandle(Generic[InputT, ResultT]):
             input,
             run_at=run_at,
             delay=delay,
-            queue=queue,
+            queue=self._queue if queue is None else queue,
             priority=priority,
             connection=connection,
             actor=self._actor,
@@ -126,7 +138,11 @@ class JobHandle(Generic[InputT, ResultT]):
     ) -> list[EnqueueResult]:
         """Queue many runs in one round trip; results in input order."""
         return await enqueue_many(
-            self._definition, inputs, queue=queue, connection=connection, actor=self._actor
+            self._definition,
+            inputs,
+            queue=self._queue if queue is None else queue,
+            connection=connection,
+            actor=self._actor,
         )
 
     def enqueue_sync(

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
-from ferry.drivers.protocol import JOB_STATES, QueueStats
+from ferry._metrics.queue_catalog import QueueMetrics
 
 _DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
 _CLAIM_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
@@ -79,19 +79,7 @@ class WorkerMetrics:
             "Attempts this worker is executing now.",
             registry=registry,
         )
-        self.queue_depth = Gauge(
-            "job_queue_depth",
-            "Runs per queue and state, sampled from the driver's stats.",
-            ["queue", "state"],
-            registry=registry,
-        )
-        self.queue_oldest_age = Gauge(
-            "job_queue_oldest_age_seconds",
-            "How long the longest-waiting due run of each queue has waited (0 when none "
-            "waits), sampled from the driver's stats.",
-            ["queue"],
-            registry=registry,
-        )
+        self.queues = QueueMetrics(registry)
         self.wake_healthy = Gauge(
             "job_wake_listener_healthy",
             "1 while the push channel waking idle workers (LISTEN, pub/sub) is up, else 0.",
@@ -112,16 +100,6 @@ class WorkerMetrics:
     def follow_wake(self, healthy: Callable[[], bool]) -> None:
         """Report the wake listener's health, read at scrape time."""
         self.wake_healthy.set_function(lambda: 1.0 if healthy() else 0.0)
-
-    def record_stats(self, stats: Iterable[QueueStats], *, now_ms: int) -> None:
-        """Set the queue-depth and queue-age gauges from one ``driver.stats()`` sample."""
-        for queue in stats:
-            for state in JOB_STATES:
-                self.queue_depth.labels(queue=queue.queue, state=state).set(
-                    queue.counts.get(state, 0)
-                )
-            waited_ms = 0 if queue.oldest_due_at_ms is None else now_ms - queue.oldest_due_at_ms
-            self.queue_oldest_age.labels(queue=queue.queue).set(max(waited_ms, 0) / 1000)
 
     def observer(self, then: ExecutionObserver) -> ExecutionObserver:
         """An execution observer that counts into these metrics, then calls ``then``."""

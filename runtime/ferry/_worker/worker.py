@@ -46,9 +46,9 @@ from ferry._jobs.policy import Caps
 from ferry._jobs.signal import AbortSignal
 from ferry._jobs.threads import ThreadPool
 from ferry._metrics.catalog import WorkerMetrics
+from ferry._metrics.queue_catalog import sample_queues
 from ferry._wakeup import DueInstants
 from ferry._worker.drain import Drain
-from ferry._worker.queue_depth import sample_queue_depth
 from ferry._worker.settle_queue import SettleBatch, SettleQueue
 from ferry.drivers.capabilities import SLOTS, need, offered
 from ferry.drivers.protocol import ClaimedJob, ClaimOptions, JobDriver, NackOptions, QueueWake
@@ -172,7 +172,7 @@ class JobWorker:
             self.metrics.serve_rated(sorted(self._rates))
             self.metrics.follow_wake(lambda: wake.healthy)
             sampling = asyncio.create_task(
-                sample_queue_depth(self.driver, self.metrics, self._stats_interval_ms),
+                sample_queues(self.driver, self.metrics.queues, self._stats_interval_ms),
                 name="ferry-queue-depth",
             )
             supervise(sampling, logger=logger, event="jobs.stats.failed")

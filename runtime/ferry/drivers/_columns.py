@@ -194,8 +194,10 @@ def queue_stats_of(rows: Iterable[Row]) -> list[QueueStats]:
     counts: dict[str, dict[JobState, int]] = {}
     paused: set[str] = set()
     oldest: dict[str, int] = {}
+    due: dict[str, int] = {}
     for row in rows:
         per_queue = counts.setdefault(row["queue"], dict.fromkeys(JOB_STATES, 0))
+        due[row["queue"]] = due.get(row["queue"], 0) + row["due"]
         if row["paused"]:
             paused.add(row["queue"])
         else:
@@ -203,6 +205,6 @@ def queue_stats_of(rows: Iterable[Row]) -> list[QueueStats]:
             if row["oldest_due_at_ms"] is not None:
                 oldest[row["queue"]] = row["oldest_due_at_ms"]
     return [
-        QueueStats(queue, state_counts, queue in paused, oldest.get(queue))
+        QueueStats(queue, state_counts, queue in paused, oldest.get(queue), due[queue])
         for queue, state_counts in sorted(counts.items())
     ]

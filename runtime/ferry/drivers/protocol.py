@@ -225,6 +225,10 @@ class QueueStats:
     oldest_due_at_ms: int | None = None
     """When the longest-waiting due run (queued, ``run_at`` at or before now) became due;
     None when none waits. Now minus this is the queue's age, what a backlog alert reads."""
+    due: int = 0
+    """Runs waiting for a worker now: queued or sleeping, ``run_at`` at or before now. With
+    the running ones, what keeps the queue's workers busy (``job_queue_backlog``, what the
+    Kubernetes operator scales workers on); a run due later is not counted."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,19 +90,26 @@ class TaskHandle:
         """Fire the entries now, with each job's plain key; one ``{job, result}`` per entry."""
         fired: list[dict[str, Any]] = []
         for handle, value in self.entries():
-            result = await enqueue(handle.definition, value, queue=queue, actor=handle.actor)
+            result = await enqueue(
+                handle.definition,
+                value,
+                queue=handle.queue if queue is None else queue,
+                actor=handle.actor,
+            )
             fired.append({"job": handle.name, "result": result})
         return fired
 
     def dispatch_requests(
         self, occurrence_ms: int, *, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
     ) -> list[EnqueueRequest]:
-        """The rows a scheduled tick writes: keys scoped ``<task>:<occurrenceMs>:<job key>``,
-        so a second scheduler or a retried tick cannot fire one occurrence twice."""
+        """The rows a scheduled tick writes, each on its handle's queue: keys scoped
+        ``<task>:<occurrenceMs>:<job key>``, so a second scheduler or a retried tick cannot
+        fire one occurrence twice."""
         return [
             build_request(
                 handle.definition,
                 value,
+                queue=handle.queue,
                 actor=handle.actor,
                 key_prefix=f"{self.name}:{occurrence_ms}",
                 max_payload_bytes=max_payload_bytes,
