@@ -29,9 +29,11 @@ import ferry._operations as operations
 from ferry._admin.banners import error_key, error_text, notice_text
 from ferry._admin.charts import format_ms, read_charts
 from ferry._admin.throttle import SignInThrottle
+from ferry._bounds import run_id as parse_run_id
 from ferry._operations.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access, Grant
 from ferry._operations.filters import FILTER_WORDS, MAX_PAGE, instant
 from ferry._operations.queues import queue_overview
+from ferry._storable import quoted
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
@@ -273,12 +275,16 @@ class _Pages:
 
     async def run(self, request: Request, grant: Grant) -> Response:
         """One run: input, state, attempts, steps timeline, error, lease."""
-        run_id = request.path_params["run_id"]
-        detail = await self.d.driver.introspect.get_run(run_id)
-        if detail is None:
+        try:
+            detail = await operations.show_run(self.d.driver, request.path_params["run_id"])
+        except FerryError as refused:
+            if refused.code != "X_RUN_NOT_FOUND":
+                return self._plain(400, f"{refused.code}: {refused.message}")
+            run_id = request.path_params["run_id"]
             return self._page(
                 request, grant, "missing.html", title="No such run", run_id=run_id, status=404
             )
+        run_id = detail.summary.id
         shown, truncated = _bounded_json(detail.payload, SHOWN_INPUT_CHARS)
         return self._page(
             request,
@@ -294,10 +300,12 @@ class _Pages:
 
     async def run_input(self, request: Request, grant: Grant) -> Response:
         """A run's whole input as a JSON download (what a truncated page links to)."""
-        run_id = request.path_params["run_id"]
-        detail = await self.d.driver.introspect.get_run(run_id)
-        if detail is None:
-            return self._plain(404, f"no run has id {run_id[:40]!r}")
+        try:
+            detail = await operations.show_run(self.d.driver, request.path_params["run_id"])
+        except FerryError as refused:
+            status = 404 if refused.code == "X_RUN_NOT_FOUND" else 400
+            return self._plain(status, f"{refused.code}: {refused.message}")
+        run_id = detail.summary.id
         body = json.dumps(detail.payload, ensure_ascii=False, default=str).encode()
         response = Response(body, media_type="application/json")
         response.headers["Content-Disposition"] = f'attachment; filename="run-{run_id}-input.json"'
@@ -323,11 +331,15 @@ class _Pages:
 
     async def run_action(self, request: Request, grant: Grant) -> Response:
         """Retry or cancel one run, then back to its page with a banner."""
-        run_id, action = request.path_params["run_id"], request.path_params["action"]
-        back = f"{PREFIX}/jobs/runs/{run_id}"
+        action = request.path_params["action"]
         actions = {"retry": operations.retry_run, "cancel": operations.cancel_run}
         if action not in actions:
-            return self._plain(404, f"no run action {action!r}")
+            return self._plain(404, f"no run action {quoted(action)}")
+        try:
+            run_id = parse_run_id(request.path_params["run_id"])
+        except FerryError as refused:
+            return self._plain(400, f"{refused.code}: {refused.message}")
+        back = f"{PREFIX}/jobs/runs/{run_id}"
         try:
             done = await actions[action](self.d.driver, run_id)
         except FerryError as refused:
@@ -383,7 +395,7 @@ class _Pages:
                     now_ms=self.d.driver.clock.now_ms(),
                 )
             else:
-                return self._plain(404, f"no task action {action!r} here")
+                return self._plain(404, f"no task action {quoted(action)} here")
         except FerryError as refused:
             return _back(back, error=error_key(refused))
         return _back(back, notice=done.notice)

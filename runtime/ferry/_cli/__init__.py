@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ferry._cli import (
     admin_command,
@@ -50,8 +51,20 @@ _GROUPS = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, refusing a command line that does not parse with ``X_USAGE`` (so
+    ``--json`` gets the envelope) instead of printing usage and exiting 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise FerryError(
+            "X_USAGE",
+            f"{self.prog}: {message}",
+            f"run `{self.prog} --help` for the commands and flags it takes",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ferry", description="Durable background work for Python on PostgreSQL (or SQLite)."
     )
     parser.add_argument("--json", action="store_true", help="print the JSON envelope (anywhere)")
@@ -69,7 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # command, so it is taken out before the per-command parsers see the words.
     as_json = "--json" in words
     words = [word for word in words if word != "--json"]
-    args = build_parser().parse_args(words)
+    try:
+        args = build_parser().parse_args(words)
+    except FerryError as refused:  # a line that does not parse, or a number out of bounds
+        return Outcome.refused(_command_of(words), refused).emit(as_json=as_json)
     # Text lines carry each event's fields (job id, code, attempt, …); a role given
     # --log-format json reconfigures this when it starts.
     configure_logging(args.log_level, "text")
@@ -90,3 +106,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         outcome = Outcome.refused(command, refusal)
     return outcome.emit(as_json=as_json)
+
+
+def _command_of(words: Sequence[str]) -> str:
+    """The command a line that did not parse names, as far as its leading words say."""
+    named = []
+    for word in words[:2]:
+        if not (word.isascii() and word.replace("-", "").isalnum()) or word.startswith("-"):
+            break
+        named.append(word)
+    return " ".join(named) or "ferry"

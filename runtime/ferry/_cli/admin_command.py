@@ -10,6 +10,7 @@ from typing import Any
 from ferry._app import load_app
 from ferry._cli.database import add_database_options
 from ferry._cli.lifecycle import run_role
+from ferry._cli.numbers import PORT
 from ferry._cli.process_options import add_log_options
 from ferry._extras import require_extra
 from ferry._operations.access import Access
@@ -23,7 +24,7 @@ def dashboard_options(parser: argparse.ArgumentParser, *, default_port: int) -> 
     """Where the dashboard listens and who may use it (shared with ``ferry dev``)."""
     env = os.environ.get
     parser.add_argument("--host", default=env("ADMIN_HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(env("ADMIN_PORT", default_port)))
+    parser.add_argument("--port", type=PORT, default=env("ADMIN_PORT", str(default_port)))
     parser.add_argument(
         "--token-read", default=None, help="job:read token ($FERRY_ADMIN_TOKEN_READ)"
     )

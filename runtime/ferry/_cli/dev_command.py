@@ -18,6 +18,7 @@ from ferry._app import load_app
 from ferry._cli.admin_command import dashboard_options
 from ferry._cli.database import add_database_options
 from ferry._cli.lifecycle import run_role
+from ferry._cli.numbers import seconds, whole
 from ferry._cli.process_options import add_log_options
 from ferry._extras import require_extra
 from ferry._lifecycle import Role
@@ -39,9 +40,11 @@ def register(subparsers: Any) -> None:
     add_database_options(dev)
     add_log_options(dev)
     dev.add_argument("--app", default=None, help="module[:api] with the jobs and tasks")
-    dev.add_argument("--concurrency", type=int, default=10)
-    dev.add_argument("--lease-seconds", type=float, default=30.0)
-    dev.add_argument("--drain-seconds", type=float, default=5.0)
+    dev.add_argument("--concurrency", type=whole("--concurrency", 1, 10_000), default="10")
+    dev.add_argument("--lease-seconds", type=seconds("--lease-seconds"), default="30")
+    dev.add_argument(
+        "--drain-seconds", type=seconds("--drain-seconds", positive=False), default="5"
+    )
     dashboard_options(dev, default_port=8000)
     dev.set_defaults(handler=run_dev, command_path=["dev"])
 

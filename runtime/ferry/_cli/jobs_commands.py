@@ -10,11 +10,9 @@ import ferry._operations as operations
 from ferry._cli import drain_command
 from ferry._cli.database import add_database_options, open_driver
 from ferry._cli.tables import fields, table
-from ferry._duration import to_ms
 from ferry._operations.envelope import Outcome
 from ferry._operations.filters import FILTER_WORDS, instant
 from ferry._operations.preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
-from ferry._operations.queues import DEFAULT_WINDOW_MS
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 
 Command = Callable[[argparse.Namespace, JobDriver], Awaitable[Outcome]]
@@ -187,7 +185,7 @@ async def cancel_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
 
 async def queue_stats(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Depth, state counts and throughput per queue."""
-    window_ms = to_ms(args.window, what="--window") or DEFAULT_WINDOW_MS
+    window_ms = operations.stats_window_ms(args.window)
     queues = await operations.queue_stats(driver, window_ms)
     text = table(
         None,

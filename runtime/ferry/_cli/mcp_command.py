@@ -17,6 +17,7 @@ from typing import Any
 from ferry._app import load_app
 from ferry._cli.database import add_database_options
 from ferry._cli.lifecycle import run_role
+from ferry._cli.numbers import PORT
 from ferry._extras import require_extra
 from ferry._lifecycle import Role
 from ferry._operations.access import Access
@@ -40,7 +41,7 @@ def register(subparsers: Any) -> None:
         help="stdio (a client starts this process) or http (streamable HTTP at /mcp)",
     )
     mcp.add_argument("--host", default=env("MCP_HOST", "127.0.0.1"))
-    mcp.add_argument("--port", type=int, default=int(env("MCP_PORT", "8090")))
+    mcp.add_argument("--port", type=PORT, default=env("MCP_PORT", "8090"))
     mcp.add_argument("--token-read", default=None, help="job:read token ($FERRY_ADMIN_TOKEN_READ)")
     mcp.add_argument(
         "--token-manage", default=None, help="job:manage token ($FERRY_ADMIN_TOKEN_MANAGE)"

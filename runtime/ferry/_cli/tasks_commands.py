@@ -8,8 +8,9 @@ from typing import Any
 import ferry._operations as operations
 from ferry._app import load_app
 from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.numbers import whole
 from ferry._operations.envelope import Outcome
-from ferry.tasks._declaration import TaskHandle
+from ferry.tasks._declaration import MAX_OCCURRENCES, TaskHandle
 
 _COLUMNS = ("name", "cron", "tz", "next", "last", "paused")
 
@@ -23,7 +24,12 @@ def register(subparsers: Any) -> None:
     show = commands.add_parser("show", help="one task, its schedule in words, its next fires")
     _task_options(show)
     show.add_argument("name")
-    show.add_argument("--count", type=int, default=5, help="how many next occurrences (5)")
+    show.add_argument(
+        "--count",
+        type=whole("--count", 1, MAX_OCCURRENCES),
+        default="5",
+        help=f"how many next occurrences (5, at most {MAX_OCCURRENCES})",
+    )
     show.set_defaults(handler=show_task, command_path=["tasks", "show"])
     for action, handler in (("pause", pause_task), ("resume", resume_task)):
         command = commands.add_parser(action, help=f"{action} dispatching one task")

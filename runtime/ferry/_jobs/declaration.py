@@ -8,6 +8,7 @@ from typing import Any, Generic, Literal
 
 from pydantic import BaseModel
 
+from ferry._bounds import INT32_MAX, INT32_MIN, bounded_int
 from ferry._duration import Duration, to_ms
 from ferry._jobs.definition import InputT, JobDefinition, OnSettled, ResultT
 from ferry._jobs.facade import enqueue, enqueue_many, idempotency_key_of, parse_input
@@ -160,6 +161,15 @@ def job(
             'pass idempotency_key=lambda i: f"<job>:{i.<id>}"',
         )
     check_name(queue, what="job queue")
+    # Priority is an integer column and the Redis claim reads it back as a number: a float
+    # or a string would be stored and then break every later claim of the worker.
+    bounded_int(
+        priority,
+        field="job priority",
+        low=INT32_MIN,
+        high=INT32_MAX,
+        fix="give priority a whole number; higher runs first, 0 is the default",
+    )
     if name is not None:
         check_name(name, what="job name")
     timeout_ms = None if timeout is None else to_ms(timeout, what="job timeout")
