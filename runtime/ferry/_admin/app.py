@@ -28,11 +28,11 @@ from starlette.routing import Route
 import ferry._operations as operations
 from ferry._admin.banners import error_key, error_text, notice_text
 from ferry._admin.charts import format_ms, read_charts
-from ferry._admin.throttle import SignInThrottle
 from ferry._bounds import run_id as parse_run_id
 from ferry._operations.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access, Grant
 from ferry._operations.filters import FILTER_WORDS, MAX_PAGE, instant
 from ferry._operations.queues import queue_overview
+from ferry._operations.throttle import TokenThrottle
 from ferry._storable import quoted
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 from ferry.errors import FerryError
@@ -110,7 +110,8 @@ def admin_app(
 class _Pages:
     def __init__(self, dashboard: Dashboard) -> None:
         self.d = dashboard
-        self.throttle = SignInThrottle(dashboard.driver.clock)
+        self.throttle = TokenThrottle(dashboard.driver.clock)
+        """One count per address for wrong tokens, typed in the form or sent as bearer."""
         self.templates = Environment(
             loader=PackageLoader("ferry._admin", "templates"),
             autoescape=select_autoescape(default=True),
@@ -130,6 +131,14 @@ class _Pages:
 
         def wrap(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             async def endpoint(request: Request) -> Response:
+                authorization = request.headers.get("authorization")
+                if authorization is not None:
+                    client = _client(request)
+                    wait_s = self.throttle.retry_after_s(client)
+                    if wait_s:
+                        return self._throttled(wait_s)
+                    if self.d.access.bearer_level(authorization) is None:
+                        self.throttle.failed(client, event="admin.bearer")
                 grant = await self._grant(request)
                 if grant is None:
                     if request.method == "GET":
@@ -176,10 +185,7 @@ class _Pages:
         error, status = None, 200
         if request.method == "POST":
             access = self.d.access
-            client = access.client_address(
-                request.client.host if request.client else None,
-                request.headers.get("x-forwarded-for"),
-            )
+            client = _client(request)
             wait_s = self.throttle.retry_after_s(client)
             if wait_s:
                 error = f"Too many failed sign-ins from your address: try again in {wait_s} s."
@@ -195,7 +201,7 @@ class _Pages:
                 response = RedirectResponse(f"{PREFIX}/jobs", status_code=303)
                 self._set_session(request, response, access.new_session(level))
                 return _secured(response)
-            self.throttle.failed(client)
+            self.throttle.failed(client, event="admin.signin")
             error, status = "That token grants neither job:read nor job:manage.", 401
         html = self.templates.get_template("login.html").render(error=error, prefix=PREFIX)
         return _secured(HTMLResponse(html, status_code=status))
@@ -437,6 +443,13 @@ class _Pages:
         )
         return HTMLResponse(html, status_code=status)
 
+    def _throttled(self, wait_s: int) -> Response:
+        response = self._plain(
+            429, f"X_THROTTLED: too many wrong tokens from your address: try again in {wait_s} s"
+        )
+        response.headers["Retry-After"] = str(wait_s)
+        return response
+
     def _plain(self, status: int, message: str) -> Response:
         return _secured(
             HTMLResponse(
@@ -455,9 +468,9 @@ class _Pages:
             path=PREFIX,
             httponly=True,
             samesite="strict",
-            secure=self.d.access.over_https(
-                request.url.scheme, request.headers.get("x-forwarded-proto")
-            ),
+            # The scheme the server saw: https directly, or from a proxy named with
+            # --trust-proxy (the server rewrites it then; a header alone changes nothing).
+            secure=request.url.scheme == "https",
         )
 
 
@@ -492,6 +505,12 @@ def _timeline(run: RunDetail) -> list[TimelineBar]:
         )
         for step in run.steps
     ]
+
+
+def _client(request: Request) -> str:
+    """The address a request came from: the TCP peer as the server reports it (behind a
+    proxy named with ``--trust-proxy``, the client that proxy reports)."""
+    return request.client.host if request.client else "unknown"
 
 
 def _shown(words: dict[str, str | None]) -> dict[str, str]:

@@ -60,9 +60,7 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
     token = args.token_manage or os.environ.get("FERRY_ADMIN_TOKEN_MANAGE")
     if token is None and not args.insecure_dev:
         token = secrets.token_urlsafe(16)
-    access = Access.from_options(
-        args.token_read, token, insecure_dev=args.insecure_dev, trust_proxy=args.trust_proxy
-    )
+    access = Access.from_options(args.token_read, token, insecure_dev=args.insecure_dev)
 
     def build(driver: DatabaseDriver) -> list[Role]:
         worker = job_worker(
@@ -76,6 +74,7 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
             admin_app(driver, access=access, tasks=list(api.tasks.values())),
             host=args.host,
             port=args.port,
+            trusted_proxies=args.trust_proxy,
         )
         scheduler = [Scheduler(driver=driver, tasks=api.tasks.values())] if api.tasks else []
         # The default retention, by the scheduler's leadership when there is a scheduler.

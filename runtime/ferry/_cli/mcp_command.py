@@ -15,6 +15,7 @@ import os
 from typing import Any
 
 from ferry._app import load_app
+from ferry._cli.admin_command import trust_proxy_option
 from ferry._cli.database import add_database_options
 from ferry._cli.lifecycle import run_role
 from ferry._cli.numbers import PORT
@@ -46,6 +47,7 @@ def register(subparsers: Any) -> None:
     mcp.add_argument(
         "--token-manage", default=None, help="job:manage token ($FERRY_ADMIN_TOKEN_MANAGE)"
     )
+    trust_proxy_option(mcp)
     mcp.set_defaults(handler=run_mcp, command_path=["mcp"])
 
 
@@ -73,7 +75,15 @@ async def run_mcp(args: argparse.Namespace) -> Outcome:
 
     def build(driver: JobDriver) -> list[Role]:
         server = admin_tools(Backend(driver, access, tasks, stdio_token))
-        role = mcp_role(server, access, transport=args.transport, host=args.host, port=args.port)
+        role = mcp_role(
+            server,
+            access,
+            transport=args.transport,
+            host=args.host,
+            port=args.port,
+            clock=driver.clock,
+            trusted_proxies=args.trust_proxy,
+        )
         if args.transport == "http":
             url = f"http://{args.host}:{args.port}{MCP_PATH}"
             logger.info("jobs.mcp.serving", extra={"url": url})
