@@ -30,7 +30,7 @@ from ferry._jobs.policy import Retry
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
 from ferry._webhooks.signing import secret_key, signed_headers
-from ferry._webhooks.targets import check_target, transport_for
+from ferry._webhooks.targets import check_target, egress_proxy, transport_for
 from ferry.drivers.protocol import AttemptOutcome, JsonValue, WebhookAttempt, WebhookLedger
 from ferry.errors import FerryError
 
@@ -92,6 +92,7 @@ def webhook(
     queue: str = "default",
     allow_private: bool = False,
     on_disabled: Callable[[str, str], Awaitable[None]] | None = None,
+    proxy: str | None = None,
 ) -> JobHandle[InputT, dict[str, Any]]:
     """Declare the job that delivers one event to one endpoint.
 
@@ -99,7 +100,8 @@ def webhook(
     is the job driver's (``driver.webhooks``) unless one is passed;
     ``on_disabled(endpoint_id, reason)`` lets the app mark its own endpoint row when the
     webhook disables one. ``allow_private`` admits loopback and private targets (SSRF
-    guard off): local development only.
+    guard off): local development only. ``proxy`` (else ``$FERRY_WEBHOOK_PROXY``) is the
+    egress proxy requests go through, the target's addresses checked all the same.
     """
     if not (isinstance(input, type) and issubclass(input, WebhookDelivery)):
         raise FerryError(
@@ -122,6 +124,7 @@ def webhook(
         request_timeout_s=request_timeout_s,
         allow_private=allow_private,
         on_disabled=on_disabled,
+        proxy=egress_proxy(proxy, webhook=name),
     )
 
     async def deliver(input: InputT, ctx: JobContext) -> dict[str, Any]:
@@ -153,6 +156,7 @@ class _Delivery:
         request_timeout_s: float,
         allow_private: bool,
         on_disabled: Callable[[str, str], Awaitable[None]] | None,
+        proxy: str | None,
     ) -> None:
         self.name = name
         self.endpoint = endpoint
@@ -162,6 +166,7 @@ class _Delivery:
         self.request_timeout_s = request_timeout_s
         self.allow_private = allow_private
         self.on_disabled = on_disabled
+        self.proxy = proxy
 
     @property
     def ledger(self) -> WebhookLedger:
@@ -183,7 +188,7 @@ class _Delivery:
         started = time.monotonic()
         try:
             async with httpx.AsyncClient(
-                transport=transport_for(checked),
+                transport=transport_for(checked, self.proxy),
                 timeout=self.request_timeout_s,
                 follow_redirects=False,
             ) as client:
