@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from support.fuzz import words
 
 from ferry._cli import main
 from ferry._clock import FrozenClock
@@ -29,48 +30,10 @@ from ferry.testing import Harness
 
 UNREACHABLE = "postgresql://127.0.0.1:1/none"
 """Nothing listens on port 1: a role's options are checked, then its database refuses."""
-ODD = [
-    "0",
-    "-1",
-    "1",
-    "00",
-    "500",
-    "501",
-    "2147483648",
-    "9223372036854775808",
-    "9" * 5_000,
-    "1e999",
-    "inf",
-    "nan",
-    "-0",
-    "1.5",
-    "1e20d",
-    "36501d",
-    "99999999999999999999d",
-    "5m",
-    "0s",
-    "forever",
-    "",
-    " ",
-    "\x00",
-    "a\x00b",
-    "\udcff",
-    "\x1b[31m",
-    "²",
-    "2026-11-30T09:00:00Z",
-    "0001-01-01",
-    "9999-12-31T23:59:59Z",
-    "cli.nightly",
-    "cli.greet",
-    "default",
-    "later",
-    "dead",
-    "queued",
-]
 # No "[": the text tables read stored names as rich markup (a queue named "[/bold]" breaks
 # `jobs stats`), which is the terminal-safety rework's to fix (issue #22 item 3), not this
 # boundary's; once tables escape their cells, drop this filter.
-word = st.sampled_from(ODD) | st.text(max_size=12).filter(lambda text: "[" not in text)
+word = words.filter(lambda text: "[" not in text)
 run_id = st.sampled_from(["1", "2", "3", "4", "999"]) | word
 TIMED = ["--since", "--until", "--window", "--retain-completed", "--retain-dead"]
 JOB_LS = ["--queue", "--job", "--state", "--tenant", "--since", "--until", "--limit", "--before"]
