@@ -21,6 +21,7 @@ from support.fuzz import words
 from ferry._admin import Access, admin_app
 from ferry._jobs.facade import set_job_driver
 from ferry._operations.filters import FILTER_WORDS
+from ferry._scheduler.store import SchedulerStore
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import RunFilter
 from ferry.testing import Harness
@@ -109,7 +110,7 @@ async def _state(driver: PostgresJobDriver) -> Any:
     return (
         runs,
         [(q.queue, q.paused) for q in queues],
-        sorted(await driver.scheduler.paused_tasks()),
+        sorted(await SchedulerStore(driver).paused_tasks()),
     )
 
 

@@ -27,7 +27,7 @@ from ferry._operations.access import Access
 from ferry._operations.envelope import Outcome
 from ferry._scheduler import Scheduler
 from ferry._worker import job_worker
-from ferry.drivers._url import DatabaseDriver
+from ferry.drivers.protocol import JobDriver
 
 
 def register(subparsers: Any) -> None:
@@ -62,7 +62,7 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
         token = secrets.token_urlsafe(16)
     access = Access.from_options(args.token_read, token, insecure_dev=args.insecure_dev)
 
-    def build(driver: DatabaseDriver) -> list[Role]:
+    def build(driver: JobDriver) -> list[Role]:
         worker = job_worker(
             driver=driver,
             jobs=api.jobs.values(),

@@ -162,9 +162,7 @@ def admin_tools(backend: Backend) -> MCPServer:
     )
     async def tasks_list(ctx: Context) -> CallToolResult:
         async def body() -> Outcome:
-            rows = await operations.task_statuses(
-                backend.tasks, d.scheduler, now_ms=d.clock.now_ms()
-            )
+            rows = await operations.task_statuses(backend.tasks, d, now_ms=d.clock.now_ms())
             return Outcome("tasks list", f"{len(rows)} task(s)", rows)
 
         return await guard(ctx, "read", "tasks list", body)
@@ -185,7 +183,7 @@ def admin_tools(backend: Backend) -> MCPServer:
         async def body() -> Outcome:
             task = operations.find_task(backend.tasks, name)
             (row,) = await operations.task_statuses(
-                [task], d.scheduler, now_ms=d.clock.now_ms(), next_count=count
+                [task], d, now_ms=d.clock.now_ms(), next_count=count
             )
             return Outcome("tasks show", f"task {task.name}", row)
 
@@ -251,7 +249,7 @@ def _task_tool(server: MCPServer, guard: _Guard, backend: Backend, verb: str, pa
         async def act() -> operations.Action:
             return await operations.set_task_paused(
                 backend.tasks,
-                backend.driver.scheduler,
+                backend.driver,
                 name,
                 paused=paused,
                 now_ms=backend.driver.clock.now_ms(),

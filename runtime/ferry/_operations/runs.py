@@ -10,7 +10,15 @@ from ferry._bounds import run_id
 from ferry._operations.envelope import Action, camel_keys
 from ferry._operations.filters import run_filter
 from ferry.drivers._refusals import run_not_found
-from ferry.drivers.protocol import JobDriver, RunDetail, RunFilter, RunSummary
+from ferry.drivers.capabilities import INTROSPECT, need
+from ferry.drivers.protocol import JobDriver, JobIntrospection, RunDetail, RunFilter, RunSummary
+
+
+def introspection(driver: JobDriver) -> JobIntrospection:
+    """The driver's introspection; ``X_DRIVER_CAPABILITY`` on a driver without it."""
+    return need(
+        driver, INTROSPECT, by="operator reads and actions (ferry jobs, the dashboard, MCP)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,14 +42,14 @@ class RunsPage:
 async def list_runs(driver: JobDriver, words: Mapping[str, str | None]) -> RunsPage:
     """One page of runs under the operator's filter words (see ``run_filter``)."""
     wanted = run_filter(words, now_ms=driver.clock.now_ms())
-    return RunsPage(wanted, await driver.introspect.list_runs(wanted))
+    return RunsPage(wanted, await introspection(driver).list_runs(wanted))
 
 
 async def show_run(driver: JobDriver, id: str | int) -> RunDetail:
     """Everything known about one run; ``X_RUN_ID_INVALID`` for an id no run can have,
     ``X_RUN_NOT_FOUND`` when no run has it."""
     wanted = run_id(id)
-    run = await driver.introspect.get_run(wanted)
+    run = await introspection(driver).get_run(wanted)
     if run is None:
         raise run_not_found(wanted)
     return run
@@ -63,14 +71,14 @@ def run_json(run: RunDetail) -> dict[str, Any]:
 async def retry_run(driver: JobDriver, id: str | int) -> Action:
     """Put a dead or cancelled run back to queued with fresh attempts."""
     wanted = run_id(id)
-    await driver.introspect.retry_run(wanted)
+    await introspection(driver).retry_run(wanted)
     return Action(f"run {wanted} is queued again", {"id": wanted, "state": "queued"}, "run-retried")
 
 
 async def cancel_run(driver: JobDriver, id: str | int) -> Action:
     """Cancel a run; a running one is asked to stop at its worker's next heartbeat."""
     wanted = run_id(id)
-    state = await driver.introspect.cancel_run(wanted)
+    state = await introspection(driver).cancel_run(wanted)
     running = state == "running"
     summary = (
         f"run {wanted} is running: cancel requested; its worker aborts it at its next "

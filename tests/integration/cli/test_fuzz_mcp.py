@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from support.fuzz import numbers, words
 
 from ferry._mcp import MANAGE_TOOLS, READ_TOOLS
+from ferry._scheduler.store import SchedulerStore
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import RunFilter
 from ferry.testing import Harness
@@ -73,7 +74,7 @@ async def _state(driver: PostgresJobDriver) -> Any:
     """What a refused call must not change: every run, the queues' pauses, the tasks'."""
     runs = await driver.introspect.list_runs(RunFilter(limit=500))
     queues = await driver.stats()
-    paused_tasks = await driver.scheduler.paused_tasks()
+    paused_tasks = await SchedulerStore(driver).paused_tasks()
     return (runs, [(q.queue, q.paused) for q in queues], sorted(paused_tasks))
 
 

@@ -10,7 +10,7 @@ import logging
 import pytest
 
 from ferry._webhooks import new_webhook_secret
-from ferry.drivers.protocol import WebhookLedger
+from ferry._webhooks.ledger import WebhookLedger
 from ferry.errors import FerryError
 from ferry.testing import Harness
 
