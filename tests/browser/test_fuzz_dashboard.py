@@ -16,7 +16,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from support.fuzz import words
+from support.fuzz import normal_run_state, words
 
 from ferry._admin import Access, admin_app
 from ferry._jobs.facade import set_job_driver
@@ -24,7 +24,6 @@ from ferry._operations.filters import FILTER_WORDS
 from ferry._scheduler.store import SchedulerStore
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import RunFilter
-from ferry.testing import Harness
 
 from .conftest import MANAGE_TOKEN, READ_TOKEN
 
@@ -143,9 +142,5 @@ async def test_any_request_is_answered_below_500_and_a_refused_action_changes_no
 async def test_after_the_fuzz_a_worker_completes_a_normal_run(
     seeded: PostgresJobDriver, cli_app: ModuleType
 ) -> None:
-    harness = Harness(driver=seeded, clock=seeded.clock, tasks=[])  # type: ignore[arg-type]
-    with harness.installed():
-        done = await cli_app.greet.enqueue({"name": "after-the-dashboard-fuzz"})
-        await harness.drain()
-    run = await seeded.introspect.get_run(done.job_id)
-    assert run is not None and run.summary.state == "completed"
+    state = await normal_run_state(seeded, cli_app.greet, {"name": "after-the-dashboard-fuzz"})
+    assert state == "completed"

@@ -4,7 +4,14 @@ surrogates, escapes), mixed with random text and numbers."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import strategies as st
+
+from ferry._clock import FrozenClock
+from ferry._jobs.declaration import JobHandle
+from ferry.drivers.protocol import JobDriver
+from ferry.testing import Harness
 
 EDGES = [
     "0",
@@ -52,3 +59,17 @@ numbers = st.sampled_from([0, -1, 1, 5, 100, 101, 500, 501, 2**31, 2**63, 10**20
     st.integers(min_value=-(2**70), max_value=2**70)
 )
 """Whole numbers around every bound a count, page or id has."""
+
+
+async def normal_run_state(driver: JobDriver, job: JobHandle[Any, Any], input: Any) -> str:
+    """Enqueue ``input`` for ``job`` and let a worker drain ``driver``: the state the run
+    ends in (what every fuzz test asks afterwards: ``completed``, the worker still works)."""
+    clock = driver.clock
+    assert isinstance(clock, FrozenClock), "the suites' drivers run on a frozen clock"
+    harness = Harness(driver=driver, clock=clock, tasks=[])
+    with harness.installed():
+        done = await job.enqueue(input)
+        await harness.drain()
+    run = await driver.introspect.get_run(done.job_id)
+    assert run is not None
+    return run.summary.state

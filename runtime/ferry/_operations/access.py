@@ -124,7 +124,7 @@ class Access:
         A session's revocation is not checked here (it needs storage): the dashboard asks
         the driver afterwards."""
         if authorization is not None and authorization.lower().startswith("bearer "):
-            level = self.level_of(authorization[7:].strip())
+            level = self.bearer_level(authorization)
             return Grant(level, None) if level is not None else None
         if cookie:
             grant = self._verify(cookie)

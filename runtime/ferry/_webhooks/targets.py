@@ -23,7 +23,7 @@ import os
 import socket
 from dataclasses import dataclass
 from typing import TypeAlias
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import httpx
 
@@ -138,28 +138,31 @@ def _rfc6052_ipv4(address: ipaddress.IPv6Address, prefix_length: int) -> ipaddre
     return ipaddress.IPv4Address((high << (32 - before_u)) | low)
 
 
+def _http_host(parts: SplitResult) -> str | None:
+    """The host of an absolute ``http(s)`` URL, the only kind ferry sends to (else None)."""
+    return parts.hostname if parts.scheme in ("http", "https") and parts.hostname else None
+
+
 async def check_target(url: str, *, endpoint_id: str, allow_private: bool) -> CheckedTarget:
     """Refuse ``url`` unless it is http(s) and resolves only to public addresses; answers
     the address the request must connect to."""
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    host = _http_host(parts)
+    if host is None:
         raise NoRetry(
             "X_WEBHOOK_ENDPOINT_INVALID",
             f"webhook endpoint {endpoint_id} has URL {url!r}, which is not an http(s) URL",
             "store an absolute https:// URL for the endpoint",
         )
     if allow_private:
-        return CheckedTarget(url, parts.hostname, None)
+        return CheckedTarget(url, host, None)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(
-            parts.hostname, port, type=socket.SOCK_STREAM
-        )
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as unresolved:
         raise FerryError(
             "X_WEBHOOK_DELIVERY_FAILED",
-            f"webhook endpoint {endpoint_id} host {parts.hostname!r} did not resolve "
-            f"({unresolved})",
+            f"webhook endpoint {endpoint_id} host {host!r} did not resolve ({unresolved})",
             "nothing if the DNS failure is passing: the run retries",
         ) from None
     addresses = [ipaddress.ip_address(str(info[4][0]).partition("%")[0]) for info in infos]
@@ -172,7 +175,7 @@ async def check_target(url: str, *, endpoint_id: str, allow_private: bool) -> Ch
                 "use a public URL; declare the webhook with allow_private=True only for "
                 "local development",
             )
-    return CheckedTarget(url, parts.hostname, str(addresses[0]))
+    return CheckedTarget(url, host, str(addresses[0]))
 
 
 def transport_for(target: CheckedTarget, proxy: str | None = None) -> httpx.AsyncBaseTransport:
@@ -215,8 +218,7 @@ def egress_proxy(proxy: str | None, *, webhook: str) -> str | None:
                 },
             )
         return None
-    parts = urlsplit(chosen)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    if _http_host(urlsplit(chosen)) is None:
         raise FerryError(
             "X_INVARIANT",
             f"webhook {webhook!r} egress proxy {chosen[:80]!r} is not an http(s) URL",

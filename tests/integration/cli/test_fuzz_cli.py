@@ -21,12 +21,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from support.fuzz import words
+from support.fuzz import normal_run_state, words
 
 from ferry._cli import main
 from ferry._clock import FrozenClock
 from ferry.drivers import sqlite_job_driver
-from ferry.testing import Harness
 
 UNREACHABLE = "postgresql://127.0.0.1:1/none"
 """Nothing listens on port 1: a role's options are checked, then its database refuses."""
@@ -195,17 +194,11 @@ def test_after_the_fuzz_a_worker_completes_a_normal_run(store: Path) -> None:
     """Runs earlier fuzz examples queued (run-now, retry) and a new one all complete."""
     import cli_app  # type: ignore[import-not-found]
 
-    async def work() -> tuple[str, str]:
-        clock = FrozenClock()
-        driver = sqlite_job_driver(str(store), clock=clock)
-        harness = Harness(driver=driver, clock=clock, tasks=[])
-        with harness.installed():
-            done = await cli_app.greet.enqueue({"name": "after-the-fuzz"})
-            await harness.drain()
-        run = await driver.introspect.get_run(done.job_id)
-        await driver.close()
-        assert run is not None
-        return run.summary.state, run.summary.id
+    async def work() -> str:
+        driver = sqlite_job_driver(str(store), clock=FrozenClock())
+        try:
+            return await normal_run_state(driver, cli_app.greet, {"name": "after-the-fuzz"})
+        finally:
+            await driver.close()
 
-    state, _ = asyncio.run(work())
-    assert state == "completed"
+    assert asyncio.run(work()) == "completed"

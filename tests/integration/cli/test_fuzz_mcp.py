@@ -13,13 +13,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
-from support.fuzz import numbers, words
+from support.fuzz import normal_run_state, numbers, words
 
 from ferry._mcp import MANAGE_TOOLS, READ_TOOLS
 from ferry._scheduler.store import SchedulerStore
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import RunFilter
-from ferry.testing import Harness
 
 from .test_mcp import MANAGE_TOKEN, _stdio
 
@@ -108,12 +107,8 @@ async def test_any_tool_call_answers_the_envelope_and_a_refusal_changes_nothing(
 async def test_after_the_fuzz_a_worker_completes_a_normal_run(
     seeded: PostgresJobDriver, cli_app: Any
 ) -> None:
-    harness = Harness(driver=seeded, clock=seeded.clock, tasks=[])  # type: ignore[arg-type]
-    with harness.installed():
-        done = await cli_app.greet.enqueue({"name": "after-the-mcp-fuzz"})
-        await harness.drain()
-    run = await seeded.introspect.get_run(done.job_id)
-    assert run is not None and run.summary.state == "completed"
+    state = await normal_run_state(seeded, cli_app.greet, {"name": "after-the-mcp-fuzz"})
+    assert state == "completed"
 
 
 async def test_a_huge_count_or_limit_is_refused_not_computed(
