@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import NoReturn
 
 from ferry._cli import (
@@ -51,9 +52,20 @@ _GROUPS = (
 )
 
 
+_parsing: ContextVar[str] = ContextVar("ferry_cli_parsing", default="ferry")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, refusing a command line that does not parse with ``X_USAGE`` (so
     ``--json`` gets the envelope) instead of printing usage and exiting 2."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # Every subcommand's parser passes here: the deepest one names the command a
+        # refusal raised while parsing (a flag out of bounds) belongs to.
+        _parsing.set(self.prog)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
         raise FerryError(
@@ -85,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(words)
     except FerryError as refused:  # a line that does not parse, or a number out of bounds
-        return Outcome.refused(_command_of(words), refused).emit(as_json=as_json)
+        command = _parsing.get().removeprefix("ferry").strip() or "ferry"
+        return Outcome.refused(command, refused).emit(as_json=as_json)
     # Text lines carry each event's fields (job id, code, attempt, …); a role given
     # --log-format json reconfigures this when it starts.
     configure_logging(args.log_level, "text")
@@ -106,13 +119,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         outcome = Outcome.refused(command, refusal)
     return outcome.emit(as_json=as_json)
-
-
-def _command_of(words: Sequence[str]) -> str:
-    """The command a line that did not parse names, as far as its leading words say."""
-    named = []
-    for word in words[:2]:
-        if not (word.isascii() and word.replace("-", "").isalnum()) or word.startswith("-"):
-            break
-        named.append(word)
-    return " ".join(named) or "ferry"
