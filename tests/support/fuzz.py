@@ -63,12 +63,13 @@ numbers = st.sampled_from([0, -1, 1, 5, 100, 101, 500, 501, 2**31, 2**63, 10**20
 
 async def normal_run_state(driver: JobDriver, job: JobHandle[Any, Any], input: Any) -> str:
     """Enqueue ``input`` for ``job`` and let a worker drain ``driver``: the state the run
-    ends in (what every fuzz test asks afterwards: ``completed``, the worker still works)."""
+    ends in (what every fuzz test asks afterwards: ``completed``, the worker still works).
+    The run goes to a queue of its own: a fuzz may well have paused the job's queue."""
     clock = driver.clock
     assert isinstance(clock, FrozenClock), "the suites' drivers run on a frozen clock"
     harness = Harness(driver=driver, clock=clock, tasks=[])
     with harness.installed():
-        done = await job.enqueue(input)
+        done = await job.enqueue(input, queue="after-the-fuzz")
         await harness.drain()
     run = await driver.introspect.get_run(done.job_id)
     assert run is not None
