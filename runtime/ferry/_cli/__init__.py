@@ -7,12 +7,12 @@ parsers and binds a handler ``async (args) -> Outcome``; this module only dispat
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import NoReturn
 
+from ferry import _event_loop as event_loop
 from ferry._cli import (
     admin_command,
     dev_command,
@@ -104,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_level, "text")
     command = " ".join(args.command_path)
     try:
-        outcome: Outcome = asyncio.run(args.handler(args))
+        outcome: Outcome = event_loop.run(lambda: args.handler(args))
     except FerryError as refused:
         outcome = Outcome.refused(command, refused)
     except KeyboardInterrupt:
