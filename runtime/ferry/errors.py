@@ -13,6 +13,9 @@ from typing import Final
 CODES: Final[dict[str, str]] = {
     "X_INVARIANT": "a declaration or argument breaks a rule ferry enforces where it is written",
     "X_OUT_OF_RANGE": "a number, duration, instant or count is outside its documented bound",
+    "X_RUN_ID_INVALID": "a run id is not a whole number from 1 to 2^63-1 (no run can have it)",
+    "X_USAGE": "a command line does not parse: an unknown command, flag or a missing argument",
+    "X_THROTTLED": "too many failed sign-ins or bearer tokens from one address; wait and retry",
     "X_IDEMPOTENCY_REQUIRED": "a job (or a task's entry) has no idempotency key",
     "X_VALIDATION": "a job input does not match the job's input schema",
     "X_PAYLOAD_NOT_JSON": "a payload or step result holds a value with no JSON form",

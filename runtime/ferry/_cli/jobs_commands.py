@@ -8,15 +8,15 @@ from typing import Any
 
 import ferry._operations as operations
 from ferry._app import load_app
+from ferry._bounds import INT32_MAX, INT32_MIN
 from ferry._cli import drain_command
 from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.numbers import whole
 from ferry._cli.tables import fields, table
-from ferry._duration import to_ms
-from ferry._jobs.facade import checked_priority, set_job_driver
+from ferry._jobs.facade import set_job_driver
 from ferry._operations.envelope import Outcome
 from ferry._operations.filters import FILTER_WORDS, instant
 from ferry._operations.preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
-from ferry._operations.queues import DEFAULT_WINDOW_MS
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 
 Command = Callable[[argparse.Namespace, JobDriver], Awaitable[Outcome]]
@@ -61,7 +61,10 @@ def register(subparsers: Any) -> None:
     enqueue.add_argument("--input", required=True, help="the job's input as a JSON object")
     enqueue.add_argument("--delay", default=None, help='due after this long, e.g. "10m"')
     enqueue.add_argument(
-        "--priority", default=None, help="this run's priority (default: the job's)"
+        "--priority",
+        type=whole("--priority", INT32_MIN, INT32_MAX),
+        default=None,
+        help="this run's priority (default: the job's)",
     )
     enqueue.add_argument("--queue", default=None, help="this run's queue (default: the job's)")
     enqueue.add_argument("--app", default=None, help="module[:api] with the jobs (or $FERRY_APP)")
@@ -192,23 +195,14 @@ async def enqueue_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     jobs = load_app(args.app).jobs
     operations.find_job(jobs, args.name)  # refused before anything is written
     value = operations.input_of(args.input)
-    priority = None if args.priority is None else _priority(args.priority)
     previous = set_job_driver(driver)
     try:
         done = await operations.enqueue_job(
-            jobs, args.name, value, delay=args.delay, priority=priority, queue=args.queue
+            jobs, args.name, value, delay=args.delay, priority=args.priority, queue=args.queue
         )
     finally:
         set_job_driver(previous)
     return Outcome("jobs enqueue", done.summary, done.data)
-
-
-def _priority(text: str) -> int:
-    """``--priority`` as a whole number (bounded by the facade); ``X_OUT_OF_RANGE`` else."""
-    digits = text.strip().removeprefix("-")
-    if not (digits.isascii() and digits.isdigit()) or len(digits) > 10:
-        return checked_priority(text, field="--priority")
-    return checked_priority(int(text), field="--priority")
 
 
 async def retry_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
@@ -225,7 +219,7 @@ async def cancel_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
 
 async def queue_stats(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Depth, state counts and throughput per queue."""
-    window_ms = to_ms(args.window, what="--window") or DEFAULT_WINDOW_MS
+    window_ms = operations.stats_window_ms(args.window)
     queues = await operations.queue_stats(driver, window_ms)
     text = table(
         None,

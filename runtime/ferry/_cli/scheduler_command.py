@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from ferry._app import load_app
 from ferry._cli.lifecycle import run_role
+from ferry._cli.numbers import seconds
 from ferry._cli.process_options import add_process_options
 from ferry._cli.retention_options import add_maintenance_options, prune_every_ms, retention_from
 from ferry._cli.roles import register_role
@@ -34,14 +35,14 @@ def scheduler_options(parser: argparse.ArgumentParser) -> None:
     env = os.environ.get
     parser.add_argument(
         "--tick-seconds",
-        type=float,
-        default=float(env("TICK_SECONDS", DEFAULT_TICK_MS / 1000)),
+        type=seconds("--tick-seconds"),
+        default=env("TICK_SECONDS", str(DEFAULT_TICK_MS / 1000)),
         help="how often a round renews the lease and dispatches (default 1)",
     )
     parser.add_argument(
         "--lease-seconds",
-        type=float,
-        default=float(env("LEASE_SECONDS", DEFAULT_LEADER_TTL_MS / 1000)),
+        type=seconds("--lease-seconds"),
+        default=env("LEASE_SECONDS", str(DEFAULT_LEADER_TTL_MS / 1000)),
         help="leader lease TTL: a standby takes over this long after the leader stops",
     )
     parser.add_argument(

@@ -8,9 +8,10 @@ from typing import Any
 import ferry._operations as operations
 from ferry._app import load_app
 from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.numbers import whole
 from ferry._jobs.facade import set_job_driver
 from ferry._operations.envelope import Outcome
-from ferry.tasks._declaration import TaskHandle
+from ferry.tasks._declaration import MAX_OCCURRENCES, TaskHandle
 
 _COLUMNS = ("name", "cron", "tz", "next", "last", "paused")
 
@@ -24,7 +25,12 @@ def register(subparsers: Any) -> None:
     show = commands.add_parser("show", help="one task, its schedule in words, its next fires")
     _task_options(show)
     show.add_argument("name")
-    show.add_argument("--count", type=int, default=5, help="how many next occurrences (5)")
+    show.add_argument(
+        "--count",
+        type=whole("--count", 1, MAX_OCCURRENCES),
+        default="5",
+        help=f"how many next occurrences (5, at most {MAX_OCCURRENCES})",
+    )
     show.set_defaults(handler=show_task, command_path=["tasks", "show"])
     run = commands.add_parser("run", help="fire a task's entries now (the dashboard's run now)")
     _task_options(run)

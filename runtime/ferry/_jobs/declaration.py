@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from ferry._duration import Duration, to_ms
 from ferry._jobs.definition import InputT, JobDefinition, OnSettled, ResultT
 from ferry._jobs.facade import (
+    checked_priority,
     enqueue,
     enqueue_many,
     enqueue_many_sync,
@@ -253,6 +254,9 @@ def job(
             f"job rate {rate!r} is not a RateLimit",
             'pass rate=RateLimit(limit=100, per="1m", key=lambda i: i.account_id)',
         )
+    # Priority is an integer column and the Redis claim reads it back as a number: a float
+    # or a string would be stored and then break every later claim of the worker.
+    checked_priority(priority, field="job priority")
     if name is not None:
         check_name(name, what="job name")
     timeout_ms = None if timeout is None else to_ms(timeout, what="job timeout")

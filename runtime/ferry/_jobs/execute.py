@@ -28,6 +28,7 @@ from typing import Any, Protocol, cast
 
 from pydantic import ValidationError
 
+from ferry._bounds import RUN_ID_MAX, bounded_int
 from ferry._jobs.context import JobContext
 from ferry._jobs.definition import JobDefinition, Settled
 from ferry._jobs.heartbeat import HeldLease, LeaseKeeper
@@ -63,6 +64,7 @@ BUSY_RETRY_MS = 250
 
 _ABANDON_ON = frozenset({"X_TIMEOUT", "X_LEASE_LOST", "X_CANCELLED"})
 """Abort reasons after which execute_job itself stops waiting (drain has its own deadline)."""
+_PROGRESS = "report progress(current, total) as whole numbers from 0 to 2**63 - 1"
 
 _LEASE_LOST_FIX = (
     "check this worker's connection to the store (and its CPU: a stalled loop renews "
@@ -274,7 +276,10 @@ class Execution:
 
     def report_progress(self, current: int, total: int) -> None:
         """The ``progress`` a body receives."""
-        self.progress = Progress(int(current), int(total))
+        self.progress = Progress(
+            bounded_int(current, field="progress current", low=0, high=RUN_ID_MAX, fix=_PROGRESS),
+            bounded_int(total, field="progress total", low=0, high=RUN_ID_MAX, fix=_PROGRESS),
+        )
 
     async def execute(self, definition: JobDefinition[Any, Any] | None) -> ExecutionReport:
         claimed = self.claimed

@@ -47,8 +47,14 @@ class Retry:
         """The wait before the attempt after ``attempt`` (1-based)."""
         if self.backoff == "fixed":
             return min(self.base_ms, self.max_ms)
-        doubled: int = self.base_ms * 2 ** max(attempt - 1, 0)
-        return min(doubled, self.max_ms)
+        if self.base_ms == 0:
+            return 0
+        # Past the doubling that reaches max_ms the answer is max_ms: stop there, so an
+        # attempt in the billions never builds a power of two of a billion bits.
+        doublings = max(attempt - 1, 0)
+        if doublings >= max(self.max_ms // self.base_ms, 1).bit_length():
+            return self.max_ms
+        return min(self.base_ms << doublings, self.max_ms)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from ferry._operations.queues import (
     queue_stats,
     set_queue_paused,
     stats_json,
+    stats_window_ms,
 )
 from ferry._operations.runs import (
     RunsPage,
@@ -60,6 +61,7 @@ __all__ = [
     "set_task_paused",
     "show_run",
     "stats_json",
+    "stats_window_ms",
     "task_status",
     "task_statuses",
     "waiting_for",

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from ferry._bounds import run_id
 from ferry._operations.envelope import Action, camel_keys
 from ferry._operations.filters import instant, run_filter
 from ferry.drivers._refusals import run_not_found
@@ -44,11 +45,13 @@ async def list_runs(driver: JobDriver, words: Mapping[str, str | None]) -> RunsP
     return RunsPage(wanted, await introspection(driver).list_runs(wanted))
 
 
-async def show_run(driver: JobDriver, run_id: str) -> RunDetail:
-    """Everything known about one run; ``X_RUN_NOT_FOUND`` when no run has the id."""
-    run = await introspection(driver).get_run(run_id)
+async def show_run(driver: JobDriver, id: str | int) -> RunDetail:
+    """Everything known about one run; ``X_RUN_ID_INVALID`` for an id no run can have,
+    ``X_RUN_NOT_FOUND`` when no run has it."""
+    wanted = run_id(id)
+    run = await introspection(driver).get_run(wanted)
     if run is None:
-        raise run_not_found(run_id)
+        raise run_not_found(wanted)
     return run
 
 
@@ -85,21 +88,23 @@ def run_json(run: RunDetail) -> dict[str, Any]:
     return data
 
 
-async def retry_run(driver: JobDriver, run_id: str) -> Action:
+async def retry_run(driver: JobDriver, id: str | int) -> Action:
     """Put a dead or cancelled run back to queued with fresh attempts."""
-    await introspection(driver).retry_run(run_id)
-    return Action(f"run {run_id} is queued again", {"id": run_id, "state": "queued"}, "run-retried")
+    wanted = run_id(id)
+    await introspection(driver).retry_run(wanted)
+    return Action(f"run {wanted} is queued again", {"id": wanted, "state": "queued"}, "run-retried")
 
 
-async def cancel_run(driver: JobDriver, run_id: str) -> Action:
+async def cancel_run(driver: JobDriver, id: str | int) -> Action:
     """Cancel a run; a running one is asked to stop at its worker's next heartbeat."""
-    state = await introspection(driver).cancel_run(run_id)
+    wanted = run_id(id)
+    state = await introspection(driver).cancel_run(wanted)
     running = state == "running"
     summary = (
-        f"run {run_id} is running: cancel requested; its worker aborts it at its next "
+        f"run {wanted} is running: cancel requested; its worker aborts it at its next "
         "heartbeat and settles it cancelled"
         if running
-        else f"run {run_id} is cancelled"
+        else f"run {wanted} is cancelled"
     )
-    data = {"id": run_id, "state": state, "cancelRequested": running}
+    data = {"id": wanted, "state": state, "cancelRequested": running}
     return Action(summary, data, "run-cancel-requested" if running else "run-cancelled")

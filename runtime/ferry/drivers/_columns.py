@@ -67,7 +67,7 @@ def from_json_text(text: str | None) -> JsonValue:
 
 def run_pk(job_id: str) -> int | None:
     """The row id a run id names, or None when it cannot name a row (then no run has it)."""
-    if not (job_id.isascii() and job_id.isdigit()):
+    if not (job_id.isascii() and job_id.isdigit()) or len(job_id) > len(str(_BIGINT_MAX)):
         return None
     pk = int(job_id)
     return pk if str(pk) == job_id and 0 < pk <= _BIGINT_MAX else None

@@ -232,7 +232,7 @@ def test_a_durable_job_polling_another_queue_than_the_app_declares_is_flagged() 
     )
     assert 'declares job "send_digest" on queue "default"' in flagged.message
     assert 'these workers poll "digests"' in flagged.message
-    assert "fix: set spec.queue: default, or declare the job with queue=\"digests\"" in (
+    assert 'fix: set spec.queue: default, or declare the job with queue="digests"' in (
         flagged.message
     )
     assert queue_mismatch("send_digest", "default", "default") is None
