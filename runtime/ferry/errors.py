@@ -12,6 +12,10 @@ from typing import Final
 #: code -> what it means. ``docs/errors.md`` lists exactly these (a test keeps them in step).
 CODES: Final[dict[str, str]] = {
     "X_INVARIANT": "a declaration or argument breaks a rule ferry enforces where it is written",
+    "X_OUT_OF_RANGE": "a number, duration, instant or count is outside its documented bound",
+    "X_RUN_ID_INVALID": "a run id is not a whole number from 1 to 2^63-1 (no run can have it)",
+    "X_USAGE": "a command line does not parse: an unknown command, flag or a missing argument",
+    "X_THROTTLED": "too many failed sign-ins or bearer tokens from one address; wait and retry",
     "X_IDEMPOTENCY_REQUIRED": "a job (or a task's entry) has no idempotency key",
     "X_VALIDATION": "a job input does not match the job's input schema",
     "X_PAYLOAD_NOT_JSON": "a payload or step result holds a value with no JSON form",
@@ -29,6 +33,7 @@ CODES: Final[dict[str, str]] = {
     "X_JOB_UNKNOWN": "a queued run names a job this process has not declared",
     "X_TASK_UNKNOWN": "a command named a task the application does not declare",
     "X_CAP_REACHED": "a tenant, queue or total cap of the worker fleet was full; the run waits",
+    "X_RATE_INVALID": "a RateLimit's limit, per or key is not one ferry can hold",
     "X_CONCURRENCY_BUSY": "a concurrency slot was busy and the job declared when_busy='fail'",
     "X_JOB_CONCURRENCY_UNENFORCEABLE": "jobs declare concurrency but the driver offers no slots",
     "X_DRIVER_UNSET": "an enqueue or a worker ran before any job driver was configured",

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from ferry import Concurrency, FerryError, Retry, define_api, job
+from ferry import Concurrency, FerryError, RateLimit, Retry, define_api, job
 from ferry._jobs.declaration import JobHandle
 
 
@@ -87,8 +87,12 @@ def test_the_handle_lifts_every_declared_field_and_has_no_run() -> None:
         "timeoutMs": 30_000,
         "tenant": False,
         "concurrency": {"limit": 2, "keyed": True, "whenBusy": "fail"},
+        "rate": None,
         "steps": [],
     }
+    rated = declare(rate=RateLimit(limit=100, per="1m", key=lambda i: i.org_id), name="rated")
+    assert rated.rate is not None and rated.rate.per_ms == 60_000
+    assert rated.describe()["rate"] == {"limit": 100, "perMs": 60_000, "keyed": True}
 
 
 def test_default_retry_is_three_attempts_doubling_from_one_second_capped_at_thirty() -> None:
@@ -173,6 +177,29 @@ def test_bad_policies_are_refused(build: Any, named: str) -> None:
     with pytest.raises(FerryError) as refused:
         build()
     assert refused.value.code == "X_INVARIANT" and named in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("build", "named"),
+    [
+        (lambda: RateLimit(limit=0, per="1m"), "limit=0"),
+        (lambda: RateLimit(limit=-5, per="1m"), "limit=-5"),
+        (lambda: RateLimit(limit=2.5, per="1m"), "limit=2.5"),  # type: ignore[arg-type]
+        (lambda: RateLimit(limit=True, per="1m"), "limit=True"),
+        (lambda: RateLimit(limit=100_001, per="1m"), "limit=100001"),
+        (lambda: RateLimit(limit=10, per="soon"), "RateLimit.per 'soon'"),
+        (lambda: RateLimit(limit=10, per="-1s"), "RateLimit.per '-1s'"),
+        (lambda: RateLimit(limit=10, per=0), "per=0"),
+        (lambda: RateLimit(limit=10, per="8d"), "per='8d'"),
+        (lambda: RateLimit(limit=10, per="1m", key="account_id"), "key='account_id'"),  # type: ignore[arg-type]
+        (lambda: declare(rate=Concurrency(limit=1)), "is not a RateLimit"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_bad_rate_limit_is_refused_where_it_is_written(build: Any, named: str) -> None:
+    with pytest.raises(FerryError) as refused:
+        build()
+    assert refused.value.code == "X_RATE_INVALID"
+    assert named in refused.value.message and refused.value.fix
 
 
 def test_a_body_is_a_function_that_declares_only_known_parameters() -> None:

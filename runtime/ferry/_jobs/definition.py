@@ -14,8 +14,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from ferry._jobs.policy import Concurrency, Retry
-from ferry.drivers.capabilities import Capability
+from ferry._jobs.policy import Concurrency, RateLimit, Retry
+from ferry.drivers.capabilities import RATES, Capability
 from ferry.errors import FerryError
 
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -60,6 +60,7 @@ class JobDefinition(Generic[InputT, ResultT]):
         timeout_ms: int | None,
         queue: str,
         concurrency: Concurrency[InputT] | None,
+        rate: RateLimit[InputT] | None,
         on_settled: OnSettled | None,
         name: str | None,
         priority: int,
@@ -75,14 +76,15 @@ class JobDefinition(Generic[InputT, ResultT]):
         self.timeout_ms = timeout_ms
         self.queue = queue
         self.concurrency = concurrency
+        self.rate = rate
         self.on_settled = on_settled
         self.explicit_name = name is not None
         self.name = name if name is not None else f"anonymous-job-{next(_anonymous_jobs)}"
         self.priority = priority
-        self.needs: tuple[Capability[Any], ...] = ()
-        """Driver capabilities the body needs (a factory over ``job()`` sets them: a
-        webhook's ledger, a backfill's checkpoints); the worker refuses at start on a
-        driver without one (``X_DRIVER_CAPABILITY``)."""
+        self.needs: tuple[Capability[Any], ...] = (RATES,) if rate is not None else ()
+        """Driver capabilities the job needs (its rate limit's windows; a factory over
+        ``job()`` sets the body's: a webhook's ledger, a backfill's checkpoints); the worker
+        refuses at start on a driver without one (``X_DRIVER_CAPABILITY``)."""
 
 
 def _body_parameters(body: Callable[..., Any]) -> tuple[str, ...]:

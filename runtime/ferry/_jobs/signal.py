@@ -13,11 +13,14 @@ weeks and runs millions of attempts; a listener left behind per run is a leak.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Callable
 from typing import Protocol
 
 from ferry.errors import FerryError
+
+logger = logging.getLogger("ferry.jobs")
 
 Listener = Callable[[FerryError], None]
 
@@ -57,7 +60,11 @@ class AbortSignal:
         return len(self._listeners)
 
     def abort(self, reason: FerryError) -> None:
-        """Abort with ``reason``; later calls keep the first reason."""
+        """Abort with ``reason``; later calls keep the first reason.
+
+        The abort comes from the runtime (a timeout's timer, the lease keeper, a drain), so
+        a listener that raises is logged (``jobs.signal.listener-failed``) and the others
+        still hear it; it never breaks the timer or the keeper that aborted."""
         if self._reason is not None:
             return
         self._reason = reason
@@ -68,7 +75,10 @@ class AbortSignal:
             self._blocking.set()
         listeners, self._listeners = self._listeners, {}
         for listener in listeners:
-            listener(reason)
+            try:
+                listener(reason)
+            except Exception:
+                logger.exception("jobs.signal.listener-failed", extra={"code": reason.code})
 
     def add_listener(self, listener: Listener) -> None:
         """Call ``listener(reason)`` when the signal aborts (at once if it already has);

@@ -16,11 +16,13 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Protocol, TypeVar, cast, overload
 
+from ferry._bounds import check_instant_ms
 from ferry._clock import Clock
 from ferry._duration import Duration, to_ms
 from ferry._jobs.signal import AbortSignal
 from ferry._jobs.threads import ThreadPool
 from ferry._payload import to_json
+from ferry._storable import checked_key, quoted
 from ferry.drivers.protocol import StepRecord, StepStore
 from ferry.errors import FerryError
 
@@ -60,6 +62,7 @@ class Step:
         clock: Clock,
         threads: ThreadPool,
         observer: StepObserver | None = None,
+        fenced: Callable[[str], None] | None = None,
     ) -> None:
         self._threads = threads
         self._job_name = job_name
@@ -69,6 +72,9 @@ class Step:
         self._signal = signal
         self._clock = clock
         self._observer = observer
+        self._fenced = fenced
+        """Told the name of a step whose record the fence refused (the run is another
+        worker's now) before ``step.run`` raises, so the attempt ends ``superseded``."""
         self._recorded: Mapping[str, StepRecord] | None = None
         self._seen: set[str] = set()
 
@@ -117,12 +123,12 @@ class Step:
 
     async def sleep(self, name: str, duration: Duration) -> None:
         """Park the run for ``duration`` without holding a worker or counting an attempt."""
-        wait_ms = to_ms(duration, what=f'step.sleep("{name}")')
+        wait_ms = to_ms(duration, what=f"step.sleep({quoted(name)})")
         recorded = await self._claim_name(name)
         now = self._clock.now_ms()
         if recorded is None:
             self._refuse_if_aborted(name)
-            wake_at = now + wait_ms
+            wake_at = check_instant_ms(now + wait_ms, field=f"step.sleep({quoted(name)}) wake")
             await self._record(StepRecord(name, "sleep", None, now, now, wake_at))
             if self._observer is not None:
                 self._observer.step_executed(self._job_name, self._job_id, name)
@@ -138,6 +144,14 @@ class Step:
                 f'step name {name!r} in job "{self._job_name}" is not a non-empty string',
                 'name every step with a stable string, e.g. step.run("provision", ...)',
             )
+        # A step name is half of its row's primary key: text every driver stores, short
+        # enough for the index (else the step's write fails inside the database client).
+        checked_key(
+            name,
+            what=f'job "{self._job_name}" step name',
+            code="X_INVARIANT",
+            fix="name the step with a short stable string; in a loop add the item's id",
+        )
         if name in self._seen:
             raise FerryError(
                 "X_STEP_DUPLICATE",
@@ -163,6 +177,8 @@ class Step:
 
     async def _record(self, record: StepRecord) -> None:
         if not await self._store.record(self._job_id, record, worker_id=self._worker_id):
+            if self._fenced is not None:
+                self._fenced(record.name)
             raise FerryError(
                 "X_LEASE_LOST",
                 f'step "{record.name}" of job "{self._job_name}" was not recorded: this '

@@ -9,7 +9,7 @@ from typing import Literal
 from ferry._checks import require_count
 from ferry.drivers.protocol import PruneReport, RetentionPolicy
 
-Kind = Literal["completed", "dead", "slots", "outbox", "webhook_attempts", "records"]
+Kind = Literal["completed", "dead", "slots", "outbox", "webhook_attempts", "records", "rates"]
 """What a driver prunes: the fields of ``PruneReport``."""
 
 
@@ -37,9 +37,10 @@ async def pruned(
     policy: RetentionPolicy, now_ms: int, delete: Callable[[Kind, int, int], Awaitable[int]]
 ) -> PruneReport:
     """A driver's ``prune``: ``delete(kind, cutoff_ms, batch)`` deletes up to ``batch``
-    items of ``kind`` older than the cutoff (an expired slot or record: expired by then)
-    and answers how many, called in batches by ``policy``. Idempotency keys dedupe only
-    against runs still stored, so a key is free again once its run has been pruned."""
+    items of ``kind`` older than the cutoff (an expired slot, record or rate window:
+    expired by then) and answers how many, called in batches by ``policy``. Idempotency
+    keys dedupe only against runs still stored, so a key is free again once its run has
+    been pruned."""
     require_count(policy.batch, what="prune batch {}", fix="pass batch=1000 (the default)")
 
     async def batches(kind: Kind, retention_ms: int | None) -> int:
@@ -57,4 +58,5 @@ async def pruned(
         outbox=await batches("outbox", policy.published_outbox_ms),
         webhook_attempts=await batches("webhook_attempts", policy.webhook_attempts_ms),
         records=await batches("records", 0),
+        rates=await batches("rates", 0),
     )

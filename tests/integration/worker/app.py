@@ -201,6 +201,23 @@ async def wedge(input: WedgeInput) -> None:
     time.sleep(input.seconds)  # noqa: ASYNC251 — the deliberate bug under test
 
 
+class NapInput(BaseModel):
+    key: str
+    ms: int
+
+
+@job(
+    input=NapInput,
+    idempotency_key=lambda i: f"nap:{i.key}",
+    retry=Retry(attempts=100),
+    name="nap",
+)
+async def nap(input: NapInput) -> None:
+    """Works ``ms`` deaf to its signal (a call nothing interrupts), then completes, writing
+    nothing but its settle: what a partition between a worker and its store cuts off."""
+    await asyncio.sleep(input.ms / 1000)
+
+
 class HoldInput(BaseModel):
     path: str
 

@@ -161,9 +161,16 @@ class PostgresJobDriver(SqlJobDriver):
             return [False] * len(settles), []
         batch = json_text([_settle_row(pk, settle, now) for pk, settle in sent])
         limits = options.limits if options is not None else {}
-        keyed = (list(limits), list(limits.values())) if limits else ()
+        rates = options.rates if options is not None else {}
+        extra: tuple[Any, ...]
+        statement, extra = "settle_and_claim", ()
+        if rates:
+            statement = "settle_and_rated_claim"
+            extra = (json_text([[name, *rate] for name, rate in rates.items()]),)
+        elif limits:
+            statement, extra = "settle_and_keyed_claim", (list(limits), list(limits.values()))
         rows = await pool.fetch(
-            self._db.queries["settle_and_keyed_claim" if limits else "settle_and_claim"],
+            self._db.queries[statement],
             batch,
             now,
             CANCELLED_BY_OPERATOR.code,
@@ -173,7 +180,7 @@ class PostgresJobDriver(SqlJobDriver):
             now + options.lease_ms if options is not None else None,
             list(options.queues) if options is not None and options.queues is not None else None,
             list(options.names) if options is not None and options.names is not None else None,
-            *keyed,
+            *extra,
         )
         *claimed_rows, last = rows
         landed = set(last["landed"])

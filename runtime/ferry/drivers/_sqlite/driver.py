@@ -132,7 +132,9 @@ class SqliteJobDriver(SqlJobDriver):
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
         """One ``UPDATE … RETURNING``; with ``options.limits`` it also takes each keyed
-        run's slot and skips runs whose key is full (``worker_claim``, one transaction)."""
+        run's slot and skips runs whose key is full (``worker_claim``), and with
+        ``options.rates`` applies each rated key's window to the runs it leased — one
+        transaction."""
         return (await self.settle_and_claim([], options))[1]
 
     async def settle_many(self, settles: Sequence[Settle]) -> list[bool]:

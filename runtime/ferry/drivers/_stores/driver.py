@@ -15,6 +15,7 @@ from ferry._payload import payload_limit
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._stores.introspect import SqlIntrospection
 from ferry.drivers._stores.prune import prune
+from ferry.drivers._stores.rates import SqlRateBuckets
 from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
 from ferry.drivers._stores.slots import SqlSlotStore
 from ferry.drivers._stores.statements import Statements
@@ -46,6 +47,7 @@ class SqlJobDriver(DerivedCalls):
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them (the
         # outbox is each driver's own: it joins the application's transaction).
         self.slots = SqlSlotStore(database)
+        self.rates = SqlRateBuckets(database)
         self.leases = SqlLeaseStore(database)
         self.records = SqlRecordStore(database)
         self.introspect = SqlIntrospection(database, woke)

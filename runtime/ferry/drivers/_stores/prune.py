@@ -16,6 +16,7 @@ _STATEMENTS: dict[Kind, str] = {
     "outbox": "outbox_prune",
     "webhook_attempts": "prune_log",
     "records": "prune_records",
+    "rates": "prune_rate_windows",
 }
 
 

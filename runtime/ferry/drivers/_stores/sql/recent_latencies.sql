@@ -2,6 +2,7 @@
 -- id first), with latency = finished_at_ms - run_at_ms (never below 0): from when the run
 -- last became due to when it ended. Each arm walks its partial index backwards and stops
 -- after :limit rows (the completed arm repeats jobs_prune_order's term, as SQLite wants).
+-- The outer ORDER BY names ended.id, the integer: a bare `id` is the result's text alias.
 SELECT CAST(id AS TEXT) AS id, queue, name, state, finished_at_ms,
        CASE WHEN finished_at_ms > run_at_ms THEN finished_at_ms - run_at_ms ELSE 0 END
            AS latency_ms
@@ -23,5 +24,5 @@ FROM (
         LIMIT :limit
     ) AS dead
 ) AS ended
-ORDER BY finished_at_ms DESC, id DESC
+ORDER BY ended.finished_at_ms DESC, ended.id DESC
 LIMIT :limit
