@@ -28,7 +28,13 @@ from ferry._maintenance import MAINTENANCE_LEASE
 from ferry._scheduler import SchedulerStore, TaskTick
 from ferry._webhooks.ledger import EndpointState, RecordsWebhookLedger
 from ferry.drivers import postgres_job_driver, redis_job_driver, sqlite_job_driver
-from ferry.drivers.protocol import ClaimOptions, HeartbeatOptions, JobDriver, RunFilter
+from ferry.drivers.protocol import (
+    ClaimOptions,
+    HeartbeatOptions,
+    JobDriver,
+    RetentionPolicy,
+    RunFilter,
+)
 
 FIXTURES = Path(__file__).with_name("fixtures")
 RECORDED = "upgrade_src"
@@ -176,3 +182,18 @@ async def test_every_run_and_every_record_of_an_old_store_survives_the_upgrade(
     driver.clock.advance("3h")  # type: ignore[attr-defined]
     due = {c.name for c in await driver.claim(ClaimOptions("w-new", HOUR, limit=10))}
     assert due == {"upgrade.later", "upgrade.sleeping", "upgrade.running"}
+
+
+async def test_an_old_stores_ended_runs_and_published_entries_are_pruned_like_new_ones(
+    old_store: tuple[JobDriver, dict[str, str]],
+) -> None:
+    """Nothing an old store holds grows forever: retention reaches its ended runs (and
+    their steps) and its published outbox entry through this ferry's indexes."""
+    driver, _ = old_store
+    await driver.migrate()
+    driver.clock.advance("1s")  # type: ignore[attr-defined]
+    report = await driver.prune(RetentionPolicy(completed_ms=0, dead_ms=0, published_outbox_ms=0))
+    assert (report.completed, report.dead, report.outbox) == (1, 1, 1)
+    introspect = driver.introspect  # type: ignore[attr-defined]
+    left = {r.name for r in await introspect.list_runs(RunFilter(limit=100))}
+    assert left == {"upgrade.later", "upgrade.sleeping", "upgrade.running"}
