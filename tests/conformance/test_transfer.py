@@ -330,6 +330,23 @@ async def test_moved_runs_carry_every_field_a_faithful_move_needs(
     ) == ("acme", "user-7", "transfer.job:acct-1", 9, 1)
 
 
+async def test_a_moved_run_keeps_its_rate_key(
+    driver: JobDriver, other_driver: JobDriver, clock: FrozenClock
+) -> None:
+    """A run of a rated job waits for its key's window on the target too: the key moves
+    with it (a run without one stays without)."""
+    rated = await enqueue(driver, "rated", rate_key="transfer.job:acct-1")
+    plain = await enqueue(driver, "plain")
+    moved = await driver.transfer.reserve("drain", target=TARGET, limit=2)
+    assert {m.id: m.rate_key for m in moved} == {rated: "transfer.job:acct-1", plain: None}
+    results = await other_driver.transfer.import_runs(moved)
+    copies = [await other_driver.introspect.get_run(r.job_id) for r in results]
+    assert sorted((c.idempotency_key, c.rate_key) for c in copies if c is not None) == [
+        ("plain", None),
+        ("rated", "transfer.job:acct-1"),
+    ]
+
+
 async def test_a_drain_stops_at_a_batch_in_which_every_run_collides_and_puts_them_back(
     driver: JobDriver, other_driver: JobDriver, clock: FrozenClock
 ) -> None:

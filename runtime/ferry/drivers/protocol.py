@@ -405,6 +405,9 @@ class MovedRun:
     created_at_ms: int
     finished_at_ms: int | None
     """Set on a dead run (when it died); None on a queued one."""
+    rate_key: str | None = None
+    """The key its starts count under when its job declares a ``RateLimit``: on the
+    target it waits for that key's window as it would have on the source."""
     steps: Sequence[StepRecord] = ()
     """Its completed steps in the order they ran: the target replays them, never reruns."""
 

@@ -27,7 +27,7 @@ from ferry.drivers.protocol import ImportResult, MovedRun
 _MOVED = (
     "name", "queue", "payload", "key", "moving_from", "attempts", "max_attempts", "priority",
     "run_at", "tenant", "actor", "ckey", "err_code", "err_msg", "pcur", "ptot", "created",
-    "finished",
+    "finished", "rkey",
 )  # fmt: skip
 """The fields ``transfer_reserve`` answers after the id, in order."""
 

@@ -1,8 +1,8 @@
 -- Write runs as a drain carries them (see RunTransfer.import_runs), at ARGV[1] (now):
--- ARGV[2] runs, each as 18 opts (`_columns.stored_columns`: name, queue, payload, key,
+-- ARGV[2] runs, each as 19 opts (`_columns.stored_columns`: name, queue, payload, key,
 -- state, attempts, max_attempts, priority, run_at, tenant, actor, concurrency key, error
--- code, error message, progress current, total, created, finished), then its step count
--- and (name, document) pairs in the order they ran.
+-- code, error message, progress current, total, created, finished, rate key), then its
+-- step count and (name, document) pairs in the order they ran.
 -- A key already held writes nothing and answers the holder (the caller judges whether it
 -- is the same run). Answers per run: "imported", id — or "held", id, state, name, queue,
 -- payload, created. Each run with its steps is written by this one script: atomic, and
@@ -17,7 +17,7 @@ for _ = 1, tonumber(arg()) do
   local tenant, actor, ckey = opt(arg()), opt(arg()), opt(arg())
   local error_code, error_message = opt(arg()), opt(arg())
   local progress_current, progress_total = opt(arg()), opt(arg())
-  local created, finished = opt(arg()), opt(arg())
+  local created, finished, rkey = opt(arg()), opt(arg()), opt(arg())
   local steps = {}
   for _ = 1, tonumber(arg()) do
     local step = arg()
@@ -36,7 +36,7 @@ for _ = 1, tonumber(arg()) do
       state = state, attempts = attempts, created = created, updated = now,
       tenant = tenant, actor = actor, ckey = ckey, err_code = error_code,
       err_msg = error_message, pcur = progress_current, ptot = progress_total,
-      finished = finished,
+      finished = finished, rkey = rkey,
     })
     if state ~= 'queued' then
       finished_add(id, state, queue, finished or now)

@@ -17,7 +17,7 @@ local picked = {}
 if limit <= 0 then return picked end
 local MOVED = {'name', 'queue', 'payload', 'key', 'moving_from', 'attempts', 'max_attempts',
   'priority', 'run_at', 'tenant', 'actor', 'ckey', 'err_code', 'err_msg', 'pcur', 'ptot',
-  'created', 'finished'}
+  'created', 'finished', 'rkey'}
 
 local function reserve(id, from, queue)
   local jk = job_key(id)

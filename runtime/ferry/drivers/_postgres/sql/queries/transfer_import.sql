@@ -7,18 +7,19 @@ WITH inserted AS (
     INSERT INTO {schema}.jobs (
         name, queue, payload, idempotency_key, state, attempts, max_attempts, priority,
         run_at_ms, tenant, actor, concurrency_key, last_error_code, last_error_message,
-        progress_current, progress_total, created_at_ms, finished_at_ms, updated_at_ms
+        progress_current, progress_total, created_at_ms, finished_at_ms, rate_key,
+        updated_at_ms
     )
     SELECT r.name, r.queue, r.payload::jsonb, r.idempotency_key, r.state, r.attempts,
            r.max_attempts, r.priority, r.run_at_ms, r.tenant, r.actor, r.concurrency_key,
            r.last_error_code, r.last_error_message, r.progress_current, r.progress_total,
-           r.created_at_ms, r.finished_at_ms, :now
+           r.created_at_ms, r.finished_at_ms, r.rate_key, :now
     FROM jsonb_to_recordset(:runs::text::jsonb) AS r(
         name text, queue text, payload text, idempotency_key text, state text,
         attempts integer, max_attempts integer, priority integer, run_at_ms bigint,
         tenant text, actor text, concurrency_key text, last_error_code text,
         last_error_message text, progress_current bigint, progress_total bigint,
-        created_at_ms bigint, finished_at_ms bigint
+        created_at_ms bigint, finished_at_ms bigint, rate_key text
     )
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id, idempotency_key, state, queue, run_at_ms

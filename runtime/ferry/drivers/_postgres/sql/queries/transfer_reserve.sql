@@ -45,6 +45,6 @@ reserved AS (
 SELECT r.id::text, r.name, r.queue, r.payload::text, r.idempotency_key, r.moving_from,
        r.attempts, r.max_attempts, r.priority, r.run_at_ms, r.tenant, r.actor,
        r.concurrency_key, r.last_error_code, r.last_error_message, r.progress_current,
-       r.progress_total, r.created_at_ms, r.finished_at_ms
+       r.progress_total, r.created_at_ms, r.finished_at_ms, r.rate_key
 FROM reserved AS r
 ORDER BY r.id

@@ -6,7 +6,7 @@
 INSERT INTO ferry_jobs (
     name, queue, payload, idempotency_key, state, attempts, max_attempts, priority,
     run_at_ms, tenant, actor, concurrency_key, last_error_code, last_error_message,
-    progress_current, progress_total, created_at_ms, finished_at_ms, updated_at_ms
+    progress_current, progress_total, created_at_ms, finished_at_ms, rate_key, updated_at_ms
 )
 SELECT json_extract(r.value, '$.name'), json_extract(r.value, '$.queue'),
        json_extract(r.value, '$.payload'), json_extract(r.value, '$.idempotency_key'),
@@ -18,7 +18,7 @@ SELECT json_extract(r.value, '$.name'), json_extract(r.value, '$.queue'),
        json_extract(r.value, '$.last_error_message'),
        json_extract(r.value, '$.progress_current'), json_extract(r.value, '$.progress_total'),
        json_extract(r.value, '$.created_at_ms'), json_extract(r.value, '$.finished_at_ms'),
-       :now
+       json_extract(r.value, '$.rate_key'), :now
 FROM json_each(:runs) AS r
 WHERE true  -- an INSERT … SELECT needs a WHERE before ON CONFLICT (SQLite's parser)
 ON CONFLICT (idempotency_key) DO NOTHING

@@ -45,4 +45,4 @@ WHERE id IN (
 RETURNING CAST(id AS TEXT) AS id, name, queue, payload, idempotency_key,
           moving_from, attempts, max_attempts, priority, run_at_ms, tenant, actor,
           concurrency_key, last_error_code, last_error_message, progress_current,
-          progress_total, created_at_ms, finished_at_ms
+          progress_total, created_at_ms, finished_at_ms, rate_key
