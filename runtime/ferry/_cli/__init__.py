@@ -2,6 +2,10 @@
 
 Each command group lives in its own module with a ``register(subparsers)`` that adds its
 parsers and binds a handler ``async (args) -> Outcome``; this module only dispatches.
+stdout carries the result alone (the envelope, or the table); refusals, logs and a failed
+application import's traceback go to stderr. A command that speaks a protocol on stdout
+(``ferry mcp`` over stdio) has even its envelope written to stderr, so a refusal at its
+start reaches the client as a clean exit, never as a line it cannot parse.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from ferry._cli import (
     worker_command,
 )
 from ferry._cli.database import configured_dsn
+from ferry._identity import ferry_version
 from ferry._logs import configure_logging
 from ferry._operations.envelope import Outcome
 from ferry.drivers._url import connection_refusal
@@ -54,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ferry", description="Durable background work for Python on PostgreSQL (or SQLite)."
     )
+    parser.add_argument("--version", action="version", version=f"ferry {ferry_version()}")
     parser.add_argument("--json", action="store_true", help="print the JSON envelope (anywhere)")
     parser.add_argument("--log-level", default="INFO", help="logging level (INFO, DEBUG, …)")
     subparsers = parser.add_subparsers(dest="command", required=True)
@@ -74,9 +80,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # --log-format json reconfigures this when it starts.
     configure_logging(args.log_level, "text")
     command = " ".join(args.command_path)
+    owns_stdout = getattr(args, "speaks_on_stdout", lambda _: False)(args)
+    out = sys.stderr if owns_stdout else sys.stdout
     try:
         outcome: Outcome = asyncio.run(args.handler(args))
     except FerryError as refused:
+        if refused.detail:
+            sys.stderr.write(refused.detail)
         outcome = Outcome.refused(command, refused)
     except KeyboardInterrupt:
         sys.stderr.write(f"ferry {command}: interrupted\n")
@@ -89,4 +99,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         if refusal is None:
             raise
         outcome = Outcome.refused(command, refusal)
-    return outcome.emit(as_json=as_json)
+    return outcome.emit(as_json=as_json, out=out)

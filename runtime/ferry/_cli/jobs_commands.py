@@ -9,12 +9,18 @@ from typing import Any
 import ferry._operations as operations
 from ferry._cli import drain_command
 from ferry._cli.database import add_database_options, open_driver
-from ferry._cli.tables import fields, table
-from ferry._duration import to_ms
-from ferry._operations.envelope import Outcome
+from ferry._cli.tables import (
+    code_style,
+    fields,
+    render_parts,
+    rendering,
+    state_style,
+    table,
+)
+from ferry._operations.envelope import Outcome, Terminal
 from ferry._operations.filters import FILTER_WORDS, instant
 from ferry._operations.preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
-from ferry._operations.queues import DEFAULT_WINDOW_MS
+from ferry._operations.runs import WAITING_STATES
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 
 Command = Callable[[argparse.Namespace, JobDriver], Awaitable[Outcome]]
@@ -55,7 +61,7 @@ def register(subparsers: Any) -> None:
     bind_driver_command(cancel, ["jobs", "cancel"], cancel_run)
 
     stats = commands.add_parser("stats", help="per queue: depth, states, throughput")
-    stats.add_argument("--window", default="5m", help="throughput window (default 5m)")
+    stats.add_argument("--window", default="5m", help="throughput window, 1s to 7d (default 5m)")
     bind_driver_command(stats, ["jobs", "stats"], queue_stats)
 
     drain_command.register(commands)
@@ -78,9 +84,9 @@ def bind_driver_command(parser: argparse.ArgumentParser, path: list[str], comman
 async def list_runs(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """One page of runs under the filters, newest first."""
     page = await operations.list_runs(driver, {word: getattr(args, word) for word in FILTER_WORDS})
-    text = table(
+    grid = table(
         None,
-        ["id", "job", "queue", "state", "attempts", "tenant", "created", "last error"],
+        ["id", "job", "queue", "state", "attempts", "tenant", "created", "run at", "last error"],
         [
             (
                 r.id,
@@ -90,29 +96,29 @@ async def list_runs(args: argparse.Namespace, driver: JobDriver) -> Outcome:
                 f"{r.attempts}/{r.max_attempts}",
                 r.tenant,
                 instant(r.created_at_ms),
+                instant(r.run_at_ms) if r.state in WAITING_STATES else None,
                 r.last_error.code if r.last_error else None,
             )
             for r in page.runs
         ],
+        styles={"state": state_style, "last error": code_style},
     )
-    if page.next_before_id is not None:
-        text += f"\nolder: ferry jobs ls --before {page.next_before_id}"
-    return Outcome("jobs ls", f"{len(page.runs)} run(s)", page.to_json(), text=text)
+    older = [f"older: ferry jobs ls --before {page.next_before_id}"] if page.next_before_id else []
+    return Outcome("jobs ls", page.summary, page.to_json(), text=rendering(grid, *older))
 
 
 async def show_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Everything known about one run."""
     run = await operations.show_run(driver, args.id)
-    s = run.summary
     return Outcome(
         "jobs show",
-        f'run {s.id} of job "{s.name}" is {s.state}',
+        operations.run_headline(run),
         operations.run_json(run),
-        text=_detail_text(run, full=args.full),
+        text=lambda terminal: _detail_text(run, full=args.full, terminal=terminal),
     )
 
 
-def _detail_text(run: RunDetail, *, full: bool) -> str:
+def _detail_text(run: RunDetail, *, full: bool, terminal: Terminal) -> str:
     """The run as a person reads it, in time linear in its size: each stored value is a
     bounded preview, or, with ``--full``, printed whole below the tables."""
     s = run.summary
@@ -170,7 +176,8 @@ def _detail_text(run: RunDetail, *, full: bool) -> str:
             for step in run.steps
         ],
     )
-    return "\n".join([overview, steps, *(f"{label}:\n{json_text(v)}" for label, v in whole)])
+    wholes = [f"{label}:\n{json_text(value)}" for label, value in whole]
+    return render_parts([overview, steps, *wholes], terminal)
 
 
 async def retry_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
@@ -187,9 +194,9 @@ async def cancel_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
 
 async def queue_stats(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Depth, state counts and throughput per queue."""
-    window_ms = to_ms(args.window, what="--window") or DEFAULT_WINDOW_MS
+    window_ms = operations.window_ms(args.window)
     queues = await operations.queue_stats(driver, window_ms)
-    text = table(
+    grid = table(
         None,
         ["queue", "paused", "depth", *JOB_STATES, f"done/{args.window}", "per min"],
         [
@@ -206,7 +213,7 @@ async def queue_stats(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     )
     return Outcome(
         "jobs stats",
-        f"{len(queues)} queue(s)",
+        operations.stats_summary(queues),
         operations.stats_json(window_ms, queues),
-        text=text,
+        text=rendering(grid),
     )

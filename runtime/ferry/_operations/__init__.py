@@ -17,12 +17,15 @@ from ferry._operations.queues import (
     queue_stats,
     set_queue_paused,
     stats_json,
+    stats_summary,
+    window_ms,
 )
 from ferry._operations.runs import (
     RunsPage,
     cancel_run,
     list_runs,
     retry_run,
+    run_headline,
     run_json,
     show_run,
 )
@@ -47,12 +50,15 @@ __all__ = [
     "queue_overview",
     "queue_stats",
     "retry_run",
+    "run_headline",
     "run_json",
     "run_task_now",
     "set_queue_paused",
     "set_task_paused",
     "show_run",
     "stats_json",
+    "stats_summary",
     "task_status",
     "task_statuses",
+    "window_ms",
 ]

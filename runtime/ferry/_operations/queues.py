@@ -6,11 +6,33 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ferry._duration import to_ms
+from ferry._names import check_name
 from ferry._operations.envelope import Action
 from ferry.drivers.protocol import JobDriver, JobState
+from ferry.errors import FerryError
 
 DEFAULT_WINDOW_MS = 5 * 60_000
 """Throughput is measured over the last five minutes unless asked otherwise."""
+MIN_WINDOW_MS = 1_000
+MAX_WINDOW_MS = 7 * 86_400_000
+"""The longest throughput window: a week (completed runs are kept 7 days by default, so a
+longer window would count what retention already removed)."""
+
+
+def window_ms(text: str | None) -> int:
+    """A throughput window as operators write it (``"5m"``, ``"1h"``), from 1 s to 7 d;
+    none given is the default five minutes."""
+    if text is None or not text.strip():
+        return DEFAULT_WINDOW_MS
+    ms = to_ms(text, what="window")
+    if not MIN_WINDOW_MS <= ms <= MAX_WINDOW_MS:
+        raise FerryError(
+            "X_INVARIANT",
+            f"window {text[:40]!r} is not from 1s to 7d",
+            'pass a window from "1s" to "7d", like "5m" or "1h"',
+        )
+    return ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +89,35 @@ async def queue_stats(driver: JobDriver, window_ms: int) -> list[QueueOverview]:
     return await queue_overview(driver, window_ms=window_ms)
 
 
+def stats_summary(queues: Sequence[QueueOverview]) -> str:
+    """``jobs stats``' summary line."""
+    return f"{len(queues)} queue(s)"
+
+
 def stats_json(window_ms: int, queues: Sequence[QueueOverview]) -> dict[str, Any]:
     """``ferry jobs stats --json``'s data."""
     return {"windowMs": window_ms, "queues": [q.to_json() for q in queues]}
 
 
-async def set_queue_paused(driver: JobDriver, queue: str, *, paused: bool) -> Action:
-    """Pause (stop claims) or resume one queue (the driver refuses a name that is not one)."""
+async def set_queue_paused(
+    driver: JobDriver, queue: str, *, paused: bool, create: bool = False
+) -> Action:
+    """Pause (stop claims) or resume one queue (the driver refuses a name that is not one).
+
+    Pausing a queue no run has ever named, and no pause either, is refused unless
+    ``create`` says it is meant (``X_QUEUE_UNKNOWN``): a typo would otherwise pause a queue
+    nothing uses and leave the real one running, with a phantom queue on every page."""
+    if paused and not create:
+        check_name(queue, what="queue")
+        known = {s.queue for s in await driver.stats()}
+        if queue not in known:
+            raise FerryError(
+                "X_QUEUE_UNKNOWN",
+                f'no run has ever been on queue "{queue[:80]}", so pausing it would create it '
+                f"(the queues there are: {', '.join(sorted(known)[:20]) or 'none'})",
+                "check the name with `ferry jobs stats`; to pause a queue before its first "
+                "run, pass --create",
+            )
     if paused:
         await driver.introspect.pause_queue(queue)
         summary = f'queue "{queue}" is paused: its runs stay queued until it is resumed'

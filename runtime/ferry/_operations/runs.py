@@ -9,7 +9,10 @@ from typing import Any
 from ferry._operations.envelope import Action, camel_keys
 from ferry._operations.filters import run_filter
 from ferry.drivers._refusals import run_not_found
-from ferry.drivers.protocol import JobDriver, RunDetail, RunFilter, RunSummary
+from ferry.drivers.protocol import JobDriver, JobState, RunDetail, RunFilter, RunSummary
+
+WAITING_STATES: tuple[JobState, ...] = ("queued", "sleeping")
+"""The states whose ``run_at`` says when the run is next due: every listing shows it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +21,11 @@ class RunsPage:
 
     filter: RunFilter
     runs: Sequence[RunSummary]
+
+    @property
+    def summary(self) -> str:
+        """The envelope's summary line."""
+        return f"{len(self.runs)} run(s)"
 
     @property
     def next_before_id(self) -> str | None:
@@ -31,9 +39,15 @@ class RunsPage:
 
 
 async def list_runs(driver: JobDriver, words: Mapping[str, str | None]) -> RunsPage:
-    """One page of runs under the operator's filter words (see ``run_filter``)."""
+    """One page of runs under the operator's filter words (see ``run_filter``).
+
+    A completed run is listed without an error: its last failed attempt's error is history
+    (``jobs show`` keeps it), not what the run is now."""
     wanted = run_filter(words, now_ms=driver.clock.now_ms())
-    return RunsPage(wanted, await driver.introspect.list_runs(wanted))
+    runs = await driver.introspect.list_runs(wanted)
+    return RunsPage(
+        wanted, [replace(r, last_error=None) if r.state == "completed" else r for r in runs]
+    )
 
 
 async def show_run(driver: JobDriver, run_id: str) -> RunDetail:
@@ -42,6 +56,12 @@ async def show_run(driver: JobDriver, run_id: str) -> RunDetail:
     if run is None:
         raise run_not_found(run_id)
     return run
+
+
+def run_headline(run: RunDetail) -> str:
+    """``jobs show``'s summary line: the run, its job and its state."""
+    s = run.summary
+    return f'run {s.id} of job "{s.name}" is {s.state}'
 
 
 def run_json(run: RunDetail) -> dict[str, Any]:

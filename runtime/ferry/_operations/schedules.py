@@ -14,10 +14,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ferry._names import check_name
-from ferry._operations.envelope import Action
+from ferry._operations.envelope import Action, iso_instant
 from ferry.drivers.protocol import SchedulerStore, TaskTick
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
+
+MAX_OCCURRENCES = 100
+"""The most next occurrences one ``tasks show`` lists."""
 
 
 def task_status(
@@ -40,6 +43,7 @@ def task_status(
         "lastMs": last_ms,
         "last": render_instant(last_ms, task.zone) if last_ms is not None else None,
         "lastFiredAtMs": tick.last_fired_at_ms if tick is not None else None,
+        "lastFiredAt": iso_instant(tick.last_fired_at_ms) if tick is not None else None,
         "paused": paused,
     }
     if next_count is not None:
@@ -80,11 +84,11 @@ async def task_statuses(
 ) -> list[dict[str, Any]]:
     """``ferry tasks list --json``'s rows (with ``next_count``: ``tasks show``'s): each
     task's declaration, next fire in its own zone, last fire and pause."""
-    if next_count is not None and next_count < 1:
+    if next_count is not None and not 1 <= next_count <= MAX_OCCURRENCES:
         raise FerryError(
             "X_INVARIANT",
-            f"a count of {next_count} asks for no occurrences",
-            "ask for 1 or more next occurrences (default 5)",
+            f"count {next_count} is not from 1 to {MAX_OCCURRENCES} next occurrences",
+            f"ask for 1 to {MAX_OCCURRENCES} next occurrences (default 5)",
         )
     ticks = await store.ticks()
     paused = await store.paused_tasks()
