@@ -14,12 +14,12 @@ from urllib.parse import urlsplit
 from bench.systems import Counter
 from bench.systems.ferry_system import FerrySystem, StatsCounter
 from ferry.drivers import redis_job_driver
-from ferry.drivers._url import DatabaseDriver
+from ferry.drivers.protocol import JobDriver
 
 REDIS_URL_VARIABLE = "FERRY_BENCH_REDIS_URL"
 
 
-def _build(dsn: str) -> DatabaseDriver:
+def _build(dsn: str) -> JobDriver:
     prefix = urlsplit(dsn).path.strip("/")
     return redis_job_driver(os.environ[REDIS_URL_VARIABLE], prefix=prefix)
 

@@ -15,7 +15,7 @@ from bench.systems import Counter
 from bench.systems.ferry_system import FerrySystem, StatsCounter
 from ferry.drivers import sqlite_job_driver
 from ferry.drivers._sqlite.target import Synchronous
-from ferry.drivers._url import DatabaseDriver
+from ferry.drivers.protocol import JobDriver
 
 FOLDER = Path(tempfile.gettempdir()) / "ferry-bench-sqlite"
 """Where the files live; ``python -m bench`` deletes it after a run."""
@@ -27,7 +27,7 @@ def sqlite_file(dsn: str) -> Path:
 
 
 def _system(name: str, synchronous: Synchronous) -> FerrySystem:
-    def build(dsn: str) -> DatabaseDriver:
+    def build(dsn: str) -> JobDriver:
         FOLDER.mkdir(exist_ok=True)
         return sqlite_job_driver(sqlite_file(dsn), synchronous=synchronous)
 

@@ -15,7 +15,7 @@ from bench.systems import Counter, OnJob, Payload, QueryCounter
 from ferry import job, set_job_driver
 from ferry._worker import job_worker
 from ferry.drivers import postgres_job_driver
-from ferry.drivers._url import DatabaseDriver
+from ferry.drivers.protocol import JobDriver
 
 _hook: list[OnJob] = []
 _DEFAULT_CONCURRENCY = 10
@@ -38,7 +38,7 @@ async def noop(input: NoopInput) -> None:
 class FerryProducer:
     """Enqueues through the job handle, as an application does."""
 
-    def __init__(self, driver: DatabaseDriver) -> None:
+    def __init__(self, driver: JobDriver) -> None:
         self._driver = driver
 
     async def enqueue(self, payload: Payload) -> None:
@@ -58,7 +58,7 @@ class FerrySystem:
     def __init__(
         self,
         name: str,
-        build: Callable[[str], DatabaseDriver],
+        build: Callable[[str], JobDriver],
         counter: Callable[[str], Awaitable[Counter]],
         driver_settings: str,
     ) -> None:
@@ -67,7 +67,7 @@ class FerrySystem:
         self._counter = counter
         self._driver_settings = driver_settings
 
-    def driver(self, dsn: str) -> DatabaseDriver:
+    def driver(self, dsn: str) -> JobDriver:
         """The driver this system runs on for database ``dsn``, not yet opened."""
         return self._build(dsn)
 
@@ -122,7 +122,7 @@ class StatsCounter:
     """Counts unfinished runs through the driver's own ``stats()`` (the drivers whose
     store a SQL count cannot reach: SQLite's file, Redis)."""
 
-    def __init__(self, driver: DatabaseDriver) -> None:
+    def __init__(self, driver: JobDriver) -> None:
         self._driver = driver
 
     async def unsettled(self) -> int:

@@ -17,6 +17,7 @@ from examples.demo.jobs import onboard_org
 from examples.demo.tasks import nightly_digest
 from ferry import job_worker, set_job_driver
 from ferry.drivers import JobDriver, RunFilter
+from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.embedded import default_job_driver
 
 
@@ -70,7 +71,8 @@ async def _until_settled(driver: JobDriver, ids: list[str], budget_s: float = 60
     loop = asyncio.get_running_loop()
     deadline = loop.time() + budget_s
     while loop.time() < deadline:
-        runs = await driver.introspect.list_runs(RunFilter(name=onboard_org.name, limit=100))
+        introspect = need(driver, INTROSPECT, by="the demo's progress report")
+        runs = await introspect.list_runs(RunFilter(name=onboard_org.name, limit=100))
         if runs and all(r.state in ("completed", "dead", "cancelled") for r in runs):
             return
         await asyncio.sleep(0.1)

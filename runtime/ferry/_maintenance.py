@@ -5,9 +5,10 @@ short transactions — completed and cancelled runs past ``retain_completed``, d
 ``retain_dead`` (longer: dead letters are for people to read and retry), expired
 concurrency slots, published outbox entries and webhook attempt rows past theirs.
 
-One process does it: the one holding the maintenance slot, a limit-1 slot of the
-driver's ``LeaseStore`` renewed every round — an expiring row like the scheduler's
-leader lease, so a holder that dies loses it by expiry and nothing is left to clean up.
+One process does it: the one holding the driver's lease ``maintenance`` (``LeaseStore``,
+held through ``ferry._leadership`` as the scheduler holds its own), renewed every round —
+so a holder that dies loses it by expiry and nothing is left to clean up. A driver
+without leases refuses maintenance at its construction (``X_DRIVER_CAPABILITY``).
 The scheduler's leader bids for it while it leads (``ferry scheduler``); a worker started
 with ``--maintenance`` bids for it always (a deployment without a scheduler). A scheduler
 standing by, or a process that finds the slot held, prunes nothing.
@@ -21,7 +22,9 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 from ferry._aio import first_of
+from ferry._leadership import LeaseLeader
 from ferry._metrics.maintenance_catalog import MaintenanceMetrics
+from ferry.drivers.capabilities import LEASES, need
 from ferry.drivers.protocol import JobDriver, PruneReport, RetentionPolicy
 
 logger = logging.getLogger("ferry.maintenance")
@@ -41,9 +44,8 @@ attempt rows 30; deleted 1,000 rows per statement."""
 DEFAULT_EVERY_MS = 60_000
 """How often the holder prunes."""
 
-MAINTENANCE_KEY = " maintenance"
-"""The slot's key. It starts with a space, which no job name can (a name with spaces around
-it is refused), so it never meets a job's concurrency key or a cap's."""
+MAINTENANCE_LEASE = "maintenance"
+"""The lease whose holder prunes."""
 
 
 class Maintenance:
@@ -65,10 +67,15 @@ class Maintenance:
         self._driver = driver
         self._leading = leading
         self._metrics = metrics
-        # Longer than a round's wait and than a long prune: the slot lapses only when its
+        # Longer than a round's wait and than a long prune: the lease lapses only when its
         # holder stopped renewing it.
-        self._slot_ttl_ms = max(3 * self.every_ms, 300_000)
-        self._holding = False
+        self._slot = LeaseLeader(
+            need(driver, LEASES, by="maintenance"),
+            name=MAINTENANCE_LEASE,
+            holder=holder,
+            clock=driver.clock,
+            ttl_ms=max(3 * self.every_ms, 300_000),
+        )
         self._stopping = asyncio.Event()
 
     async def run_round(self) -> PruneReport | None:
@@ -77,7 +84,7 @@ class Maintenance:
         if self._leading is not None and not self._leading():
             await self._give_up_slot()  # a standby holds nothing, so the leader can take over
             return None
-        if not await self._take_slot():
+        if not await self._slot.acquire():
             return None
         report = await self._driver.prune(self.policy)
         now_ms = self._driver.clock.now_ms()
@@ -110,19 +117,6 @@ class Maintenance:
         """Stop after the round in flight; ``run`` then returns."""
         self._stopping.set()
 
-    async def _take_slot(self) -> bool:
-        leases = self._driver.leases
-        if leases is None:
-            # No slots to elect with: only a leader (one scheduler) prunes alone; workers
-            # with --maintenance each prune, which bounded, SKIP LOCKED batches tolerate.
-            return True
-        self._holding = await leases.acquire(
-            MAINTENANCE_KEY, holder=self.holder, limit=1, ttl_ms=self._slot_ttl_ms
-        )
-        return self._holding
-
     async def _give_up_slot(self) -> None:
-        leases = self._driver.leases
-        if self._holding and leases is not None:
-            await leases.release(MAINTENANCE_KEY, holder=self.holder)
-        self._holding = False
+        if self._slot.held:
+            await self._slot.release()

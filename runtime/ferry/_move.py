@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ferry.drivers.capabilities import TRANSFER, need
 from ferry.drivers.protocol import JobDriver
 
 logger = logging.getLogger("ferry.move")
@@ -112,23 +113,25 @@ async def move_runs(
     what moved when a store fails mid-way. A target with no location lives in this process
     (``ferry jobs drain`` refuses one; a test may not): its runs are reserved for it by
     its object's identity."""
+    outgoing = need(source, TRANSFER, by="moving runs out (ferry jobs drain)")
+    incoming = need(target, TRANSFER, by="moving runs in (ferry jobs drain)")
     location = target.location or f"process-local:{id(target):x}"
     report = report if report is not None else MoveReport()
     held: dict[str, Collision] = {}
     while True:
         started = time.perf_counter()
-        runs = await source.transfer.reserve(
+        runs = await outgoing.reserve(
             drain_id, target=location, limit=batch, queues=queues, include_dead=include_dead
         )
         if not runs:
             break
-        answers = await target.transfer.import_runs(runs)
+        answers = await incoming.import_runs(runs)
         copied = [
             run.id
             for run, answer in zip(runs, answers, strict=True)
             if answer.outcome != "collision"
         ]
-        removed = await source.transfer.remove(drain_id, copied) if copied else []
+        removed = await outgoing.remove(drain_id, copied) if copied else []
         collided = [
             Collision(run.id, run.idempotency_key, answer.job_id)
             for run, answer in zip(runs, answers, strict=True)
@@ -150,6 +153,6 @@ async def move_runs(
             report.stopped = "contended" if copied else "collisions"
             break
     if held:
-        report.released = len(await source.transfer.release(drain_id, list(held)))
+        report.released = len(await outgoing.release(drain_id, list(held)))
     report.collisions = list(held.values())
     return report

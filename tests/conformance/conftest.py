@@ -73,7 +73,7 @@ def append(driver: JobDriver, request: pytest.FixtureRequest) -> Append:
     transaction of the application's connection, or (no transactions to join) at once."""
 
     async def append(type: str, payload: JsonValue) -> str:
-        if isinstance(driver, SqliteJobDriver):
+        if isinstance(driver, SqliteJobDriver) and driver.name == "sqlite":
             async with aiosqlite.connect(driver.path) as conn:
                 await conn.execute("BEGIN IMMEDIATE")
                 entry = await driver.outbox.append(type, payload, connection=conn)

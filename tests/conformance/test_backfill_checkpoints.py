@@ -10,8 +10,9 @@ import pytest
 from pydantic import BaseModel
 
 from ferry._backfill import BackfillPage, backfill
+from ferry._backfill.ledger import BackfillCheckpoint, BackfillLedger
 from ferry._jobs.policy import Retry
-from ferry.drivers.protocol import BackfillCheckpoint, JsonValue, Progress
+from ferry.drivers.protocol import JsonValue, Progress
 from ferry.testing import Harness
 
 SOURCE = list(range(1, 26))
@@ -85,8 +86,7 @@ async def test_progress_of_a_backfill_is_visible_on_its_run(harness: Harness) ->
 
 async def test_a_completed_backfill_key_does_not_run_its_pages_again(harness: Harness) -> None:
     await harness.run_jobs(copy_numbers, {"label": "c"})
-    ledger = harness.driver.backfills
-    assert ledger is not None
+    ledger = BackfillLedger(harness.driver)
     saved = await ledger.load("copy-numbers:c")
     assert saved is not None and saved.done
 
@@ -98,8 +98,7 @@ async def test_a_completed_backfill_key_does_not_run_its_pages_again(harness: Ha
 async def test_a_worker_that_no_longer_holds_the_run_cannot_move_its_checkpoint(
     harness: Harness,
 ) -> None:
-    ledger = harness.driver.backfills
-    assert ledger is not None
+    ledger = BackfillLedger(harness.driver)
     with harness.installed():
         enqueued = await copy_numbers.enqueue({"label": "d"})
     checkpoint = BackfillCheckpoint("copy-numbers:d", 10, 10, 1, False, 0)

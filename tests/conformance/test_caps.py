@@ -1,4 +1,4 @@
-"""Fleet caps: per tenant, per queue and in total, held through the LeaseStore."""
+"""Fleet caps: per tenant, per queue and in total, held through the driver's slots."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ async def execute(harness: Harness, claimed: ClaimedJob, caps: Caps) -> Executio
 
 
 async def test_a_full_tenant_cap_defers_that_tenant_only(harness: Harness) -> None:
-    leases = harness.driver.leases
+    leases = harness.driver.slots
     assert leases is not None
     await leases.acquire("cap:tenant:acme", holder="elsewhere", limit=1, ttl_ms=LEASE)
     caps = Caps(per_tenant=1)
@@ -60,7 +60,7 @@ async def test_a_full_tenant_cap_defers_that_tenant_only(harness: Harness) -> No
 async def test_a_run_that_finds_one_cap_full_gives_back_the_caps_it_took(
     harness: Harness,
 ) -> None:
-    leases = harness.driver.leases
+    leases = harness.driver.slots
     assert leases is not None
     await leases.acquire("cap:total", holder="elsewhere", limit=1, ttl_ms=LEASE)
     caps = Caps(per_tenant=5, per_queue={"default": 5}, total=1)
@@ -75,7 +75,7 @@ async def test_the_settle_releases_every_cap_slot_the_run_held(harness: Harness)
     caps = Caps(per_tenant=1, per_queue={"default": 1}, total=1)
     await place_order.enqueue({"id": "1", "org": "acme"})
     assert (await run_next(harness, caps)).outcome == "completed"
-    leases = harness.driver.leases
+    leases = harness.driver.slots
     assert leases is not None
     for key in ("cap:tenant:acme", "cap:queue:default", "cap:total"):
         assert await leases.holders(key) == [], key

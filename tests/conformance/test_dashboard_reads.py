@@ -1,12 +1,13 @@
 """The reads behind the dashboard's charts and sign-out, the same on every driver.
 
 ``outcome_series`` buckets ended runs per queue; ``recent_latencies`` lists the newest
-ended runs with their due-to-done latency; ``revoke_session``/``session_revoked`` hold a
+ended runs with their due-to-done latency; dashboard sessions (on the driver's records) hold a
 signed-out dashboard session refused until its cookie would have lapsed anyway.
 """
 
 from __future__ import annotations
 
+from ferry._admin.sessions import Sessions
 from ferry._clock import FrozenClock
 from ferry.drivers.protocol import (
     AckOptions,
@@ -101,16 +102,18 @@ async def test_recent_latencies_are_the_newest_ended_runs_with_due_to_done_time(
 async def test_a_revoked_session_is_refused_until_its_revocation_lapses(
     driver: JobDriver, clock: FrozenClock
 ) -> None:
-    introspect = driver.introspect
-    assert not await introspect.session_revoked("s1")
-    await introspect.revoke_session("s1", until_ms=clock.now_ms() + MINUTE)
-    await introspect.revoke_session("s1", until_ms=clock.now_ms() + 1)  # never shortens it
-    assert await introspect.session_revoked("s1")
-    assert not await introspect.session_revoked("s2")
-    clock.advance("1m")
-    assert not await introspect.session_revoked("s1"), "the cookie has lapsed by now anyway"
-    await introspect.revoke_session("s2", until_ms=clock.now_ms() + MINUTE)
-    assert await introspect.session_revoked("s2")
+    sessions = Sessions(driver)
+    assert not await sessions.revoked("s1")
+    await sessions.revoke("s1", until_ms=clock.now_ms() + MINUTE)
+    await sessions.revoke("s1", until_ms=clock.now_ms() + 1)  # never shortens it
+    assert await sessions.revoked("s1")
+    assert not await sessions.revoked("s2")
+    clock.advance("59s")
+    assert await sessions.revoked("s1"), "the first, longer revocation holds"
+    clock.advance("1s")
+    assert not await sessions.revoked("s1"), "the cookie has lapsed by now anyway"
+    await sessions.revoke("s2", until_ms=clock.now_ms() + MINUTE)
+    assert await Sessions(driver).revoked("s2"), "every dashboard on the store sees it"
 
 
 async def test_stats_report_when_the_longest_waiting_due_run_became_due(

@@ -177,8 +177,8 @@ async def test_a_worker_that_stops_waiting_settles_nothing_and_the_lease_lapses(
 async def test_a_busy_wait_slot_defers_the_run_uncounted_and_never_drops_it(
     harness: Harness, clock: FrozenClock
 ) -> None:
-    assert harness.driver.leases is not None
-    await harness.driver.leases.acquire(
+    assert harness.driver.slots is not None
+    await harness.driver.slots.acquire(
         "conformance.keyed:shared", holder="x", limit=1, ttl_ms=LEASE
     )
     job_id = (await keyed.enqueue({"id": "a"})).job_id
@@ -186,17 +186,17 @@ async def test_a_busy_wait_slot_defers_the_run_uncounted_and_never_drops_it(
     assert (report.outcome, report.code) == ("deferred", "X_CONCURRENCY_BUSY")
     run = await harness.driver.introspect.get_run(job_id)
     assert run is not None and (run.summary.state, run.summary.attempts) == ("queued", 0)
-    await harness.driver.leases.release("conformance.keyed:shared", holder="x")
+    await harness.driver.slots.release("conformance.keyed:shared", holder="x")
     await harness.drain()
     done = await harness.driver.introspect.get_run(job_id)
     assert done is not None and done.summary.state == "completed"
     assert done.concurrency_key == "conformance.keyed:shared"
-    assert await harness.driver.leases.holders("conformance.keyed:shared") == []
+    assert await harness.driver.slots.holders("conformance.keyed:shared") == []
 
 
 async def test_a_busy_fail_slot_fails_the_run_with_its_code(harness: Harness) -> None:
-    assert harness.driver.leases is not None
-    await harness.driver.leases.acquire("conformance.strict", holder="x", limit=1, ttl_ms=LEASE)
+    assert harness.driver.slots is not None
+    await harness.driver.slots.acquire("conformance.strict", holder="x", limit=1, ttl_ms=LEASE)
     job_id = (await strict.enqueue({"id": "a"})).job_id
     report = await execute(harness, await claim_one(harness))
     assert (report.outcome, report.code) == ("dead", "X_CONCURRENCY_BUSY")

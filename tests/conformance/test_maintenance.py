@@ -10,9 +10,10 @@ from prometheus_client import CollectorRegistry
 from support.waiting import eventually
 
 from ferry._clock import FrozenClock
-from ferry._maintenance import DEFAULT_RETENTION, MAINTENANCE_KEY, Maintenance
+from ferry._maintenance import DEFAULT_RETENTION, MAINTENANCE_LEASE, Maintenance
 from ferry._metrics import MaintenanceMetrics
-from ferry._scheduler import LeaseLeader
+from ferry._scheduler import SchedulerStore, scheduler_leader
+from ferry.drivers.capabilities import LEASES, need
 from ferry.drivers.protocol import JobDriver
 
 from .conftest import Append
@@ -29,9 +30,9 @@ async def test_maintenance_prunes_past_each_retention_and_keeps_what_is_younger(
     await append("published", {})
     [entry] = await driver.outbox.claim(relay_id="r", lease_ms=30_000, limit=1)
     await driver.outbox.mark_published([entry.id], relay_id="r")
-    leases = driver.leases
-    assert leases is not None
-    await leases.acquire("k", holder="gone", limit=1, ttl_ms=1_000)
+    slots = driver.slots
+    assert slots is not None
+    await slots.acquire("k", holder="gone", limit=1, ttl_ms=1_000)
 
     clock.advance("6d")
     await finish(driver, ["young"], "completed")
@@ -56,7 +57,8 @@ async def test_maintenance_prunes_past_each_retention_and_keeps_what_is_younger(
 async def test_only_the_scheduler_leader_prunes_and_a_standby_prunes_nothing(
     driver: JobDriver, clock: FrozenClock
 ) -> None:
-    leaders = [LeaseLeader(driver.scheduler, holder=h, clock=clock) for h in ("a", "b")]
+    store = SchedulerStore(driver)
+    leaders = [scheduler_leader(store, h, driver) for h in ("a", "b")]
     maintained = [
         Maintenance(driver, holder=leader.holder, leading=lambda leader=leader: leader.held)
         for leader in leaders
@@ -74,17 +76,16 @@ async def test_only_the_scheduler_leader_prunes_and_a_standby_prunes_nothing(
 
     # The leader hands over: its maintenance gives the slot up with its leadership, and the
     # new leader's maintenance takes it on its next round.
-    leases = driver.leases
-    assert leases is not None and await leases.holders(MAINTENANCE_KEY) == ["a"]
+    assert await holder_of_maintenance(driver) == "a"
     await first.release()
     assert await maintained[0].run_round() is None
-    assert await leases.holders(MAINTENANCE_KEY) == [], "given up with the leadership"
+    assert await holder_of_maintenance(driver) is None, "given up with the leadership"
     await finish(driver, ["later"], "completed")
     clock.advance("8d")
     assert await second.acquire()
     report = await maintained[1].run_round()
     assert report is not None and report.completed == 1
-    assert await leases.holders(MAINTENANCE_KEY) == ["b"]
+    assert await holder_of_maintenance(driver) == "b"
 
 
 async def test_two_processes_that_may_maintain_never_prune_together(
@@ -104,15 +105,13 @@ async def test_the_loop_prunes_every_interval_and_gives_the_slot_back_when_drain
     driver: JobDriver, clock: FrozenClock
 ) -> None:
     maintenance = Maintenance(driver, holder="maintainer", every_ms=60_000)
-    leases = driver.leases
-    assert leases is not None
     running = asyncio.create_task(maintenance.run())
     next_round_at = clock.now_ms() + 60_000
     # The first round ran at start and the loop sleeps until the next one.
     await eventually(
         lambda: clock.next_deadline_ms() == next_round_at, what="the first round to end"
     )
-    assert await leases.holders(MAINTENANCE_KEY) == ["maintainer"]
+    assert await holder_of_maintenance(driver) == "maintainer"
     await finish(driver, ["old"], "completed")
     clock.advance(DEFAULT_RETENTION.completed_ms / 1000)  # now a week old ...
     clock.advance("60s")  # ... and the next round comes round
@@ -123,4 +122,11 @@ async def test_the_loop_prunes_every_interval_and_gives_the_slot_back_when_drain
     await eventually(pruned, what="the next round pruning the week-old run")
     maintenance.drain()
     await asyncio.wait_for(running, 10)
-    assert await leases.holders(MAINTENANCE_KEY) == []
+    assert await holder_of_maintenance(driver) is None
+
+
+async def holder_of_maintenance(driver: JobDriver) -> str | None:
+    """Who holds the maintenance lease now (None: nobody)."""
+    leases = need(driver, LEASES, by="the test")
+    lease = await leases.read(MAINTENANCE_LEASE, now_ms=driver.clock.now_ms())
+    return lease.holder if lease is not None else None

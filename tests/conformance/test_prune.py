@@ -80,7 +80,7 @@ async def test_a_pruned_key_can_be_enqueued_again(driver: JobDriver, clock: Froz
 async def test_prune_drops_expired_slots_and_published_outbox_entries(
     driver: JobDriver, clock: FrozenClock, append: Append
 ) -> None:
-    leases = driver.leases
+    leases = driver.slots
     assert leases is not None
     assert await leases.acquire("k", holder="gone", limit=1, ttl_ms=1_000)
     assert await leases.acquire("k2", holder="alive", limit=1, ttl_ms=60_000)

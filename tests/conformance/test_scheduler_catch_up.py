@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ferry._clock import FrozenClock
-from ferry._scheduler import Scheduler
+from ferry._scheduler import Scheduler, SchedulerStore
 from ferry.drivers.protocol import JobDriver, RunFilter
 from ferry.tasks._declaration import CatchUp
 
@@ -65,5 +65,5 @@ async def test_a_scheduler_restarted_after_five_missed_occurrences_catches_up_by
     assert await fired_occurrences(driver) == sorted(
         FIRST_3AM + day * DAY for batch in rounds for day in batch
     )
-    tick = (await driver.scheduler.ticks())["nightly"]
+    tick = (await SchedulerStore(driver).ticks())["nightly"]
     assert tick.checked_through_ms == FIRST_3AM + 4 * DAY, "the whole gap is handled, fired or not"

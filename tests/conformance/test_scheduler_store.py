@@ -1,65 +1,32 @@
-"""The scheduler's store on every driver: the lease, fenced monotonic ticks, pauses."""
+"""The scheduler's store, built once on leases and records, on every driver: ticks fenced
+on the leader's lease that never move back, and pauses."""
 
 from __future__ import annotations
 
-import asyncio
-
-import pytest
-
-from ferry.drivers.protocol import JobDriver, SchedulerStore, TaskTick
+from ferry._scheduler import SCHEDULER_LEASE, SchedulerStore, TaskTick
+from ferry.drivers.protocol import JobDriver
 
 START = 1_767_225_600_000
 TTL = 30_000
 
 
-@pytest.fixture
-def store(driver: JobDriver) -> SchedulerStore:
-    return driver.scheduler
-
-
-async def test_of_many_nodes_racing_for_an_expired_lease_exactly_one_wins(
-    store: SchedulerStore,
-) -> None:
-    assert await store.acquire_leadership("old", now_ms=START, ttl_ms=TTL)
-    won = await asyncio.gather(  # concurrent statements, on separate pooled connections
-        *(store.acquire_leadership(f"node-{n}", now_ms=START + TTL, ttl_ms=TTL) for n in range(6))
-    )
-    assert won.count(True) == 1
-    lease = await store.leader(now_ms=START + TTL)
-    assert lease is not None and lease.holder == f"node-{won.index(True)}"
-    assert lease.acquired_at_ms == START + TTL
-
-
-async def test_renewal_keeps_the_first_acquisition_instant_and_extends_the_expiry(
-    store: SchedulerStore,
-) -> None:
-    assert await store.acquire_leadership("a", now_ms=START, ttl_ms=TTL)
-    assert await store.acquire_leadership("a", now_ms=START + 1_000, ttl_ms=TTL)
-    assert not await store.acquire_leadership("b", now_ms=START + TTL, ttl_ms=TTL)
-    lease = await store.leader(now_ms=START + TTL)
-    assert lease is not None
-    assert (lease.holder, lease.acquired_at_ms, lease.expires_at_ms) == (
-        "a",
-        START,
-        START + 1_000 + TTL,
-    )
-
-
-async def test_a_tick_lands_only_for_the_leader_and_never_moves_back(
-    store: SchedulerStore,
-) -> None:
+async def test_a_tick_lands_only_for_the_leader_and_never_moves_back(driver: JobDriver) -> None:
+    store = SchedulerStore(driver)
     tick = TaskTick("nightly", START + 10, START + 10, START + 20)
-    assert not await store.record_tick(tick, holder="a", now_ms=START), "no lease, no write"
-    assert await store.acquire_leadership("a", now_ms=START, ttl_ms=TTL)
-    assert await store.record_tick(tick, holder="a", now_ms=START)
-    assert not await store.record_tick(tick, holder="b", now_ms=START), "fenced on the holder"
-    assert await store.record_tick(TaskTick("nightly", START + 5), holder="a", now_ms=START)
+    lease = await store.leases.acquire(SCHEDULER_LEASE, "a", now_ms=START, ttl_ms=TTL)
+    assert lease is not None
+    assert await store.record_tick(tick, lease=lease, now_ms=START)
+    stranger = await store.leases.acquire(SCHEDULER_LEASE, "b", now_ms=START, ttl_ms=TTL)
+    assert stranger is None, "a leads"
+    assert await store.record_tick(TaskTick("nightly", START + 5), lease=lease, now_ms=START)
     assert (await store.ticks())["nightly"] == tick, "an older write moves nothing back"
-    await store.release_leadership("a")
+    assert not await store.record_tick(tick, lease=lease, now_ms=START + TTL), "lapsed: fenced"
+    await store.leases.release(SCHEDULER_LEASE, "a")
     assert await store.leader(now_ms=START) is None
 
 
-async def test_pause_and_resume_are_rows(store: SchedulerStore) -> None:
+async def test_pause_and_resume_are_records(driver: JobDriver) -> None:
+    store = SchedulerStore(driver)
     await store.pause_task("nightly", now_ms=START)
     await store.pause_task("nightly", now_ms=START + 1)
     assert await store.paused_tasks() == {"nightly": START}

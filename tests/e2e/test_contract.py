@@ -177,7 +177,8 @@ async def _seed_overdue_occurrence(dsn: str, schema: str, occurrence_ms: int) ->
     connection = await asyncpg.connect(dsn)
     try:
         await connection.execute(
-            f'INSERT INTO "{schema}".scheduler_ticks (task, checked_through_ms) VALUES ($1, $2)',
+            f'INSERT INTO "{schema}".records (space, key, value, updated_at_ms) '
+            "VALUES ('scheduler-ticks', $1, jsonb_build_array($2::bigint, null, null), 0)",
             TASK,
             occurrence_ms - 1,
         )

@@ -35,6 +35,9 @@ PODS_BUDGET_S = 300.0  # first start: containerd unpacks the image, Python impor
 FIRE_BUDGET_S = 150.0  # a minutely cron fires within 60 s of the leader's first round
 RUN_BUDGET_S = 120.0
 
+LEADER = "SELECT holder FROM ferry.leases WHERE name = 'scheduler' AND expires_at_ms > 0"
+"""The scheduler lease's holder, while one holds it."""
+
 
 @dataclass
 class Demo:
@@ -145,7 +148,7 @@ async def test_pods_run_the_built_image_and_a_scheduled_occurrence_runs_on_a_wor
     )
     assert row["idempotency_key"].startswith("every-minute:"), row["idempotency_key"]
     assert row["attempts"] == 1
-    leader = await db.fetchval("SELECT holder FROM ferry.scheduler_leader")
+    leader = await db.fetchval(LEADER)
     assert _host(leader) in {p["metadata"]["name"] for p in demo.pods("scheduler")}
     # Scraped from the pods' own /metrics, as Prometheus would.
     dispatched = {
@@ -260,7 +263,7 @@ async def test_deleting_the_scheduler_leader_pod_hands_the_lease_to_the_standby(
 ) -> None:
     """Budget: one leader pod deletion. Invariant: the standby pod takes the lease row."""
     plane = demo.cluster.plane
-    leader = _host(await db.fetchval("SELECT holder FROM ferry.scheduler_leader"))
+    leader = _host(await db.fetchval(LEADER))
     standby = {p["metadata"]["name"] for p in demo.pods("scheduler")} - {leader}
     assert standby, "two scheduler pods, one leading"
 
@@ -268,7 +271,7 @@ async def test_deleting_the_scheduler_leader_pod_hands_the_lease_to_the_standby(
     plane.kubectl("delete", "pod", "-n", NAMESPACE, leader, "--wait=false")
     holder = await eventually(
         lambda: db.fetchval(
-            "SELECT holder FROM ferry.scheduler_leader WHERE holder NOT LIKE $1", f"{leader}:%"
+            f"{LEADER} AND holder NOT LIKE $1", f"{leader}:%"
         ),
         what="another scheduler holding the lease",
         within_s=RUN_BUDGET_S,

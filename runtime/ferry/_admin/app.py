@@ -28,10 +28,12 @@ from starlette.routing import Route
 import ferry._operations as operations
 from ferry._admin.banners import error_key, error_text, notice_text
 from ferry._admin.charts import format_ms, read_charts
+from ferry._admin.sessions import Sessions
 from ferry._admin.throttle import SignInThrottle
 from ferry._operations.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access, Grant
 from ferry._operations.filters import FILTER_WORDS, MAX_PAGE, instant
 from ferry._operations.queues import queue_overview
+from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
@@ -62,7 +64,8 @@ Handler = Callable[[Request, Grant], Awaitable[Response]]
 
 @dataclass
 class Dashboard:
-    """What the pages read from: the job driver (its scheduler store too) and the tasks."""
+    """What the pages read from: the job driver (its introspection, records and leases)
+    and the tasks."""
 
     driver: JobDriver
     access: Access
@@ -109,6 +112,9 @@ class _Pages:
     def __init__(self, dashboard: Dashboard) -> None:
         self.d = dashboard
         self.throttle = SignInThrottle(dashboard.driver.clock)
+        # Asked for here, when the app is built: a driver lacking one refuses at start.
+        self.introspect = need(dashboard.driver, INTROSPECT, by="the dashboard")
+        self.sessions = Sessions(dashboard.driver)
         self.templates = Environment(
             loader=PackageLoader("ferry._admin", "templates"),
             autoescape=select_autoescape(default=True),
@@ -160,7 +166,7 @@ class _Pages:
         )
         if grant is None or grant.session is None or grant.fresh:
             return grant
-        if await self.d.driver.introspect.session_revoked(grant.session):
+        if await self.sessions.revoked(grant.session):
             return access.new_session("manage", fresh=True) if access.insecure_dev else None
         return grant
 
@@ -203,9 +209,7 @@ class _Pages:
         every replica) and drop the cookie."""
         grant = self.d.access.session_of(request.cookies.get(SESSION_COOKIE))
         if grant is not None and grant.session is not None:
-            await self.d.driver.introspect.revoke_session(
-                grant.session, until_ms=grant.expires_at_ms
-            )
+            await self.sessions.revoke(grant.session, until_ms=grant.expires_at_ms)
         response = RedirectResponse(f"{PREFIX}/login", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path=PREFIX)
         return _secured(response)
@@ -274,7 +278,7 @@ class _Pages:
     async def run(self, request: Request, grant: Grant) -> Response:
         """One run: input, state, attempts, steps timeline, error, lease."""
         run_id = request.path_params["run_id"]
-        detail = await self.d.driver.introspect.get_run(run_id)
+        detail = await self.introspect.get_run(run_id)
         if detail is None:
             return self._page(
                 request, grant, "missing.html", title="No such run", run_id=run_id, status=404
@@ -295,7 +299,7 @@ class _Pages:
     async def run_input(self, request: Request, grant: Grant) -> Response:
         """A run's whole input as a JSON download (what a truncated page links to)."""
         run_id = request.path_params["run_id"]
-        detail = await self.d.driver.introspect.get_run(run_id)
+        detail = await self.introspect.get_run(run_id)
         if detail is None:
             return self._plain(404, f"no run has id {run_id[:40]!r}")
         body = json.dumps(detail.payload, ensure_ascii=False, default=str).encode()
@@ -306,7 +310,7 @@ class _Pages:
     async def tasks_page(self, request: Request, grant: Grant) -> Response:
         """Every declared task: schedule, zone, last fire, next fire, paused."""
         rows = await operations.task_statuses(
-            self.d.tasks, self.d.driver.scheduler, now_ms=self.d.driver.clock.now_ms()
+            self.d.tasks, self.d.driver, now_ms=self.d.driver.clock.now_ms()
         )
         return self._page(
             request,
@@ -377,7 +381,7 @@ class _Pages:
             elif action in ("pause", "resume"):
                 done = await operations.set_task_paused(
                     self.d.tasks,
-                    self.d.driver.scheduler,
+                    self.d.driver,
                     name,
                     paused=action == "pause",
                     now_ms=self.d.driver.clock.now_ms(),

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ferry._operations.filters import instant
+from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.drivers.protocol import JobDriver, OutcomeBucket, RunLatency
 
 CHART_WINDOW_MS = 60 * 60_000
@@ -108,8 +109,12 @@ async def read_charts(driver: JobDriver, queues: Iterable[str]) -> Charts:
     and the latency of the last ``RECENT_RUNS`` runs, read through the introspection."""
     now = driver.clock.now_ms()
     since = now - now % BUCKET_MS - CHART_WINDOW_MS + BUCKET_MS
-    series = await driver.introspect.outcome_series(since, BUCKET_MS)
-    recent = await driver.introspect.recent_latencies(RECENT_RUNS)
+    series = await need(driver, INTROSPECT, by="the dashboard's charts").outcome_series(
+        since, BUCKET_MS
+    )
+    recent = await need(driver, INTROSPECT, by="the dashboard's charts").recent_latencies(
+        RECENT_RUNS
+    )
     names = sorted({*queues, *(bucket.queue for bucket in series)})
     return Charts(
         since_ms=since,

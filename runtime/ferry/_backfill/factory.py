@@ -1,8 +1,10 @@
 """``backfill(...)``: a job that pages through a source, checkpointing after each page.
 
-The checkpoint (the cursor of the next page) lives in the driver's ``backfills`` ledger,
-so a backfill that is cancelled, drained or killed resumes from its last checkpoint
-instead of from the start. A driver without a ledger runs the pass with no bookkeeping.
+The checkpoint (the cursor of the next page) is a record of the driver's ``RecordStore``
+(``ferry._backfill.ledger``), so a backfill that is cancelled, drained or killed resumes
+from its last checkpoint instead of from the start. A driver without records refuses a
+worker that declares a backfill (``X_DRIVER_CAPABILITY``) rather than run one that could
+not resume.
 ``handle`` runs before its page's checkpoint lands, so an attempt that dies between the
 two hands the same page to the next attempt: ``handle`` must be idempotent (an upsert, an
 update whose second run changes nothing).
@@ -16,13 +18,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from ferry._backfill.ledger import BackfillCheckpoint, BackfillLedger
 from ferry._duration import Duration
 from ferry._jobs.context import JobContext
 from ferry._jobs.declaration import JobHandle, job
 from ferry._jobs.facade import current_job_driver
 from ferry._jobs.policy import Retry
 from ferry._payload import to_json
-from ferry.drivers.protocol import BackfillCheckpoint, JsonValue
+from ferry.drivers.capabilities import RECORDS
+from ferry.drivers.protocol import JsonValue
 from ferry.errors import FerryError
 
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -72,7 +76,9 @@ def backfill(
         queue=queue,
         name=name,
     )
-    return declare(run)
+    declared = declare(run)
+    declared.definition.needs = (RECORDS,)
+    return declared
 
 
 class _Pass:
@@ -93,9 +99,9 @@ class _Pass:
         self, input: Any, ctx: JobContext, progress: Callable[[int, int], None]
     ) -> dict[str, Any]:
         driver = current_job_driver()
-        ledger = driver.backfills
+        ledger = BackfillLedger(driver)
         key = ctx.idempotency_key
-        saved = await ledger.load(key) if ledger is not None else None
+        saved = await ledger.load(key)
         if saved is None:
             saved = BackfillCheckpoint(key, None, 0, 0, False, driver.clock.now_ms())
         resumed_from = saved.cursor
@@ -115,9 +121,7 @@ class _Pass:
                 done=cursor is None,
                 updated_at_ms=driver.clock.now_ms(),
             )
-            if ledger is not None and not await ledger.save(
-                checkpoint, job_id=ctx.job_id, worker_id=ctx.worker_id
-            ):
+            if not await ledger.save(checkpoint, job_id=ctx.job_id, worker_id=ctx.worker_id):
                 raise FerryError(
                     "X_LEASE_LOST",
                     f'backfill "{ctx.name}" run {ctx.job_id} is no longer held by worker '

@@ -11,7 +11,8 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ferry.drivers._url import DatabaseDriver, job_driver_from_url
+from ferry.drivers._url import job_driver_from_url
+from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
 
 
@@ -49,12 +50,12 @@ def required_dsn(args: argparse.Namespace) -> str:
     return dsn
 
 
-def driver_for(args: argparse.Namespace) -> DatabaseDriver:
+def driver_for(args: argparse.Namespace) -> JobDriver:
     """A driver on the configured database, not yet connected."""
     return job_driver_from_url(required_dsn(args), schema=args.schema)
 
 
-async def open_driver(args: argparse.Namespace) -> DatabaseDriver:
+async def open_driver(args: argparse.Namespace) -> JobDriver:
     """A connected, migrated driver on the configured database.
 
     Connecting and migrating is where an unreachable database (``X_DB_UNREACHABLE``), a bad
@@ -73,7 +74,7 @@ async def open_driver(args: argparse.Namespace) -> DatabaseDriver:
 @asynccontextmanager
 async def opened_driver(
     args: argparse.Namespace, *, dsn: str | None
-) -> AsyncIterator[DatabaseDriver | None]:
+) -> AsyncIterator[JobDriver | None]:
     """A second driver on ``dsn`` (in the command's schema), closed afterwards; ``None``
     when no ``dsn`` is given (e.g. the relay's outbox on the queue's own database)."""
     if not dsn:

@@ -26,7 +26,7 @@ from ferry._operations.access import Access
 from ferry._operations.envelope import Outcome
 from ferry._scheduler import Scheduler
 from ferry._worker import job_worker
-from ferry.drivers._url import DatabaseDriver
+from ferry.drivers.protocol import JobDriver
 
 
 def register(subparsers: Any) -> None:
@@ -61,7 +61,7 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
         args.token_read, token, insecure_dev=args.insecure_dev, trust_proxy=args.trust_proxy
     )
 
-    def build(driver: DatabaseDriver) -> list[Role]:
+    def build(driver: JobDriver) -> list[Role]:
         worker = job_worker(
             driver=driver,
             jobs=api.jobs.values(),

@@ -18,7 +18,9 @@ from ferry._cli.tables import rendering, state_style, table
 from ferry._clock import SystemClock
 from ferry._operations.envelope import Outcome
 from ferry._operations.filters import instant
-from ferry.drivers.protocol import RunFilter
+from ferry._scheduler.store import SchedulerStore
+from ferry.drivers.capabilities import INTROSPECT, capabilities_of, need
+from ferry.drivers.protocol import JobDriver, RunFilter
 from ferry.errors import FerryError
 
 STUCK_SHOWN = 20
@@ -72,7 +74,7 @@ async def run_doctor(args: argparse.Namespace) -> Outcome:
     return Outcome(
         "doctor",
         "all checks passed" if ok else f"{len(findings)} check(s) failed",
-        {"checks": [asdict(c) for c in checks]},
+        {"checks": [asdict(c) for c in checks], "capabilities": capabilities_of(driver_for(args))},
         findings,
         ok=ok,
         text=text,
@@ -91,6 +93,8 @@ async def _schema_checks(args: argparse.Namespace, checks: list[Check], failed: 
     finally:
         await driver.close()
     checks.append(Check("database", True, database))
+    offers = capabilities_of(driver)
+    checks.append(Check("capabilities", True, ", ".join(offers) or "the core only"))
     if ledger.problem is not None:
         failed("migrations", ledger.problem)
     elif ledger.pending:
@@ -110,48 +114,13 @@ async def _schema_checks(args: argparse.Namespace, checks: list[Check], failed: 
 async def _runtime_checks(args: argparse.Namespace, checks: list[Check], failed: Any) -> None:
     """Leader, stuck leases and clock skew, read through the driver and the scheduler store."""
     driver = await open_driver(args)
-    store = driver.scheduler
     try:
-        now = driver.clock.now_ms()
-        leader = await store.leader(now_ms=now)
-        if leader is not None:
-            checks.append(
-                Check(
-                    "scheduler leader",
-                    True,
-                    f"{leader.holder} until {instant(leader.expires_at_ms)}",
-                )
-            )
-        elif await store.ticks():
-            failed(
-                "scheduler leader",
-                FerryError(
-                    "X_NO_SCHEDULER_LEADER",
-                    "tasks have been dispatched on this schema, but no scheduler holds the "
-                    "leader lease now, so no task fires",
-                    "check the scheduler Deployment (ROLE=scheduler) runs and reaches the database",
-                ),
-            )
+        if set(capabilities_of(driver)) >= {"leases", "records", "introspect"}:
+            await _fleet_checks(driver, checks, failed)
         else:
             checks.append(
-                Check("scheduler leader", True, "no tasks dispatched here yet; none needed")
+                Check("scheduler leader", True, "not checked: the driver offers no leases")
             )
-
-        stuck = await driver.introspect.list_runs(RunFilter(lease_expired=True, limit=500))
-        if stuck:
-            ids = ", ".join(r.id for r in stuck[:STUCK_SHOWN])
-            failed(
-                "stuck leases",
-                FerryError(
-                    "X_STUCK_LEASES",
-                    f"{len(stuck)} running run(s) hold a lapsed lease no worker took over: {ids}",
-                    "check workers for those queues are running and the queues are not paused "
-                    "(`ferry jobs stats`)",
-                ),
-            )
-        else:
-            checks.append(Check("stuck leases", True, "no running run holds a lapsed lease"))
-
         skew = await _clock_skew_ms(driver.database_now_ms)
         if skew is None:
             checks.append(Check("clock skew", True, "none possible: the database reads ours"))
@@ -169,6 +138,49 @@ async def _runtime_checks(args: argparse.Namespace, checks: list[Check], failed:
             checks.append(Check("clock skew", True, f"{skew:+d} ms against the database"))
     finally:
         await driver.close()
+
+
+async def _fleet_checks(driver: JobDriver, checks: list[Check], failed: Any) -> None:
+    """The scheduler's leader and stuck leases, on a driver offering what they read."""
+    store = SchedulerStore(driver, by="ferry doctor")
+    now = driver.clock.now_ms()
+    leader = await store.leader(now_ms=now)
+    if leader is not None:
+        checks.append(
+            Check(
+                "scheduler leader",
+                True,
+                f"{leader.holder} until {instant(leader.expires_at_ms)}",
+            )
+        )
+    elif await store.ticks():
+        failed(
+            "scheduler leader",
+            FerryError(
+                "X_NO_SCHEDULER_LEADER",
+                "tasks have been dispatched on this schema, but no scheduler holds the "
+                "leader lease now, so no task fires",
+                "check the scheduler Deployment (ROLE=scheduler) runs and reaches the database",
+            ),
+        )
+    else:
+        checks.append(Check("scheduler leader", True, "no tasks dispatched here yet; none needed"))
+
+    introspect = need(driver, INTROSPECT, by="ferry doctor")
+    stuck = await introspect.list_runs(RunFilter(lease_expired=True, limit=500))
+    if stuck:
+        ids = ", ".join(r.id for r in stuck[:STUCK_SHOWN])
+        failed(
+            "stuck leases",
+            FerryError(
+                "X_STUCK_LEASES",
+                f"{len(stuck)} running run(s) hold a lapsed lease no worker took over: {ids}",
+                "check workers for those queues are running and the queues are not paused "
+                "(`ferry jobs stats`)",
+            ),
+        )
+    else:
+        checks.append(Check("stuck leases", True, "no running run holds a lapsed lease"))
 
 
 async def _clock_skew_ms(database_now_ms: Callable[[], Awaitable[int | None]]) -> int | None:

@@ -21,6 +21,7 @@ from ferry._names import check_name
 from ferry._operations.envelope import Outcome, camel_keys
 from ferry.drivers import job_driver_from_url
 from ferry.drivers._url import connection_refusal, connection_refusals
+from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.drivers.protocol import JobDriver, JobState, RunFilter
 from ferry.errors import FerryError
 
@@ -130,7 +131,7 @@ async def _reach(driver: JobDriver, url: str) -> None:
     """Connect (and migrate) now: the first call on a driver opens it; a failure names
     which of the two stores it was."""
     with connection_refusals(url):
-        await driver.introspect.list_runs(RunFilter(limit=1))
+        await need(driver, INTROSPECT, by="ferry jobs drain").list_runs(RunFilter(limit=1))
 
 
 async def _left(source: JobDriver, queues: Sequence[str] | None) -> dict[JobState, int]:

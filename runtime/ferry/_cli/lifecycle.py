@@ -19,7 +19,7 @@ from ferry._jobs.facade import set_job_driver
 from ferry._lifecycle import Role, run_roles
 from ferry._logs import configure_logging
 from ferry._metrics import start_metrics_server
-from ferry.drivers._url import DatabaseDriver
+from ferry.drivers.protocol import JobDriver
 from ferry.embedded import embedded_database_url
 
 
@@ -27,7 +27,7 @@ async def run_role(
     args: argparse.Namespace,
     *,
     process: str,
-    build: Callable[[DatabaseDriver], Sequence[Role]],
+    build: Callable[[JobDriver], Sequence[Role]],
     registry: CollectorRegistry | None = None,
     embedded: bool = False,
 ) -> None:

@@ -72,7 +72,7 @@ async def _set_paused(args: argparse.Namespace, *, paused: bool) -> Outcome:
     driver = await open_driver(args)
     try:
         done = await operations.set_task_paused(
-            tasks, driver.scheduler, args.name, paused=paused, now_ms=driver.clock.now_ms()
+            tasks, driver, args.name, paused=paused, now_ms=driver.clock.now_ms()
         )
     finally:
         await driver.close()
@@ -89,7 +89,7 @@ async def _statuses(
     driver = await open_driver(args)
     try:
         return await operations.task_statuses(
-            tasks, driver.scheduler, now_ms=driver.clock.now_ms(), next_count=next_count
+            tasks, driver, now_ms=driver.clock.now_ms(), next_count=next_count
         )
     finally:
         await driver.close()

@@ -15,6 +15,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel
 
 from ferry._jobs.policy import Concurrency, Retry
+from ferry.drivers.capabilities import Capability
 from ferry.errors import FerryError
 
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -76,6 +77,10 @@ class JobDefinition(Generic[InputT, ResultT]):
         self.explicit_name = name is not None
         self.name = name if name is not None else f"anonymous-job-{next(_anonymous_jobs)}"
         self.priority = priority
+        self.needs: tuple[Capability[Any], ...] = ()
+        """Driver capabilities the body needs (a factory over ``job()`` sets them: a
+        webhook's ledger, a backfill's checkpoints); the worker refuses at start on a
+        driver without one (``X_DRIVER_CAPABILITY``)."""
 
 
 def _body_parameters(body: Callable[..., Any]) -> tuple[str, ...]:

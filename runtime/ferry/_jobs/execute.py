@@ -29,6 +29,7 @@ from ferry._jobs.tracing import execution_span, tracing
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
 from ferry._storable import storable_message
+from ferry.drivers.capabilities import SLOTS, offered
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
@@ -215,7 +216,7 @@ class _Execution:
         deferring settle gives back whatever slots this run took before the full one."""
         claimed = self.claimed
         slots = caps.slots_for(tenant=claimed.tenant, queue=claimed.queue)
-        leases = self.driver.leases
+        leases = offered(self.driver, SLOTS)
         for key, limit in slots:
             if leases is None or not await leases.acquire(
                 key, holder=claimed.id, limit=limit, ttl_ms=self.lease_ms
@@ -238,7 +239,7 @@ class _Execution:
         assert concurrency is not None
         if self.claimed.slot_held:
             return None  # taken in the claim statement: one round trip fewer per keyed run
-        leases = self.driver.leases
+        leases = offered(self.driver, SLOTS)
         if leases is None:
             error = unenforceable([definition.name], self.driver.name)
             return await self._nack("deferred", error, self.clock.now_ms() + self.lease_ms)
@@ -557,11 +558,14 @@ class _Execution:
 
 
 def unenforceable(job_names: list[str], driver_name: str) -> FerryError:
-    """The refusal for concurrency a driver without a ``LeaseStore`` cannot hold."""
+    """The refusal for concurrency a driver without fleet slots cannot hold (the spec's
+    own code, kept apart from ``X_DRIVER_CAPABILITY`` as the spec says)."""
     names = ", ".join(f'"{n}"' for n in job_names)
     return FerryError(
         "X_JOB_CONCURRENCY_UNENFORCEABLE",
-        f"the {driver_name} driver has no LeaseStore, so it cannot hold the concurrency "
-        f"declared by job(s) {names} across the fleet",
-        "use a driver that ships leases (postgres, memory), or remove concurrency= from those jobs",
+        f'the {driver_name} driver offers no fleet slots (capability "slots", the spec\'s '
+        f"LeaseStore), so it cannot hold the concurrency declared by job(s) {names} across "
+        "the fleet",
+        "use a driver that offers slots (postgres, sqlite, redis, memory), or remove "
+        "concurrency= from those jobs",
     )

@@ -234,7 +234,7 @@ def admin_tools(backend: Backend) -> MCPServer:
 
     @tool("admin.x_job_tasks.list")
     async def tasks_list() -> CallToolResult:
-        rows = await operations.task_statuses(backend.tasks, d.scheduler, now_ms=d.clock.now_ms())
+        rows = await operations.task_statuses(backend.tasks, d, now_ms=d.clock.now_ms())
         return answer("tasks list", f"{len(rows)} task(s)", rows)
 
     @tool("admin.x_job_tasks.show")
@@ -246,7 +246,7 @@ def admin_tools(backend: Backend) -> MCPServer:
     ) -> CallToolResult:
         task = operations.find_task(backend.tasks, name)
         (row,) = await operations.task_statuses(
-            [task], d.scheduler, now_ms=d.clock.now_ms(), next_count=count
+            [task], d, now_ms=d.clock.now_ms(), next_count=count
         )
         return answer("tasks show", f"task {task.name}", row)
 
@@ -290,7 +290,7 @@ def _task_tool(
     async def task_action(name: str) -> CallToolResult:
         done = await operations.set_task_paused(
             backend.tasks,
-            backend.driver.scheduler,
+            backend.driver,
             name,
             paused=paused,
             now_ms=backend.driver.clock.now_ms(),

@@ -20,7 +20,7 @@ class MaintenanceMetrics:
         self.pruned_total = Counter(
             "job_maintenance_pruned",
             "Rows maintenance deleted, by kind: completed (and cancelled) runs, dead runs, "
-            "expired slots, published outbox entries, webhook attempt rows.",
+            "expired slots, published outbox entries, webhook attempt rows, expired records.",
             ["kind"],
             registry=registry,
         )

@@ -9,8 +9,8 @@ a CSRF token derived from that session, so a page on another site can neither re
 forge a state-changing request. Nothing is served without a token unless the dashboard is
 started with ``insecure_dev=True``.
 
-Signing out revokes the session server-side (``JobIntrospection.revoke_session``): the
-signature alone would keep a copied cookie valid until it expires.
+Signing out revokes the session server-side (``ferry._admin.sessions``, a record of the
+driver's): the signature alone would keep a copied cookie valid until it expires.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from typing import Any
 from ferry._duration import to_ms
 from ferry._names import check_name
 from ferry._operations.envelope import Action
+from ferry._operations.runs import introspection
 from ferry.drivers.protocol import JobDriver, JobState
 from ferry.errors import FerryError
 
@@ -70,7 +71,7 @@ async def queue_overview(
 ) -> list[QueueOverview]:
     """Every queue with runs or a pause, in name order."""
     stats = await driver.stats()
-    completed = await driver.introspect.throughput(driver.clock.now_ms() - window_ms)
+    completed = await introspection(driver).throughput(driver.clock.now_ms() - window_ms)
     return [
         QueueOverview(
             queue=s.queue,
@@ -119,10 +120,10 @@ async def set_queue_paused(
                 "run, pass --create",
             )
     if paused:
-        await driver.introspect.pause_queue(queue)
+        await introspection(driver).pause_queue(queue)
         summary = f'queue "{queue}" is paused: its runs stay queued until it is resumed'
     else:
-        await driver.introspect.resume_queue(queue)
+        await introspection(driver).resume_queue(queue)
         summary = f'queue "{queue}" is resumed'
     return Action(
         summary,

@@ -9,10 +9,25 @@ from typing import Any
 from ferry._operations.envelope import Action, camel_keys
 from ferry._operations.filters import run_filter
 from ferry.drivers._refusals import run_not_found
-from ferry.drivers.protocol import JobDriver, JobState, RunDetail, RunFilter, RunSummary
+from ferry.drivers.capabilities import INTROSPECT, need
+from ferry.drivers.protocol import (
+    JobDriver,
+    JobIntrospection,
+    JobState,
+    RunDetail,
+    RunFilter,
+    RunSummary,
+)
 
 WAITING_STATES: tuple[JobState, ...] = ("queued", "sleeping")
 """The states whose ``run_at`` says when the run is next due: every listing shows it."""
+
+
+def introspection(driver: JobDriver) -> JobIntrospection:
+    """The driver's introspection; ``X_DRIVER_CAPABILITY`` on a driver without it."""
+    return need(
+        driver, INTROSPECT, by="operator reads and actions (ferry jobs, the dashboard, MCP)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +59,7 @@ async def list_runs(driver: JobDriver, words: Mapping[str, str | None]) -> RunsP
     A completed run is listed without an error: its last failed attempt's error is history
     (``jobs show`` keeps it), not what the run is now."""
     wanted = run_filter(words, now_ms=driver.clock.now_ms())
-    runs = await driver.introspect.list_runs(wanted)
+    runs = await introspection(driver).list_runs(wanted)
     return RunsPage(
         wanted, [replace(r, last_error=None) if r.state == "completed" else r for r in runs]
     )
@@ -52,7 +67,7 @@ async def list_runs(driver: JobDriver, words: Mapping[str, str | None]) -> RunsP
 
 async def show_run(driver: JobDriver, run_id: str) -> RunDetail:
     """Everything known about one run; ``X_RUN_NOT_FOUND`` when no run has the id."""
-    run = await driver.introspect.get_run(run_id)
+    run = await introspection(driver).get_run(run_id)
     if run is None:
         raise run_not_found(run_id)
     return run
@@ -79,13 +94,13 @@ def run_json(run: RunDetail) -> dict[str, Any]:
 
 async def retry_run(driver: JobDriver, run_id: str) -> Action:
     """Put a dead or cancelled run back to queued with fresh attempts."""
-    await driver.introspect.retry_run(run_id)
+    await introspection(driver).retry_run(run_id)
     return Action(f"run {run_id} is queued again", {"id": run_id, "state": "queued"}, "run-retried")
 
 
 async def cancel_run(driver: JobDriver, run_id: str) -> Action:
     """Cancel a run; a running one is asked to stop at its worker's next heartbeat."""
-    state = await driver.introspect.cancel_run(run_id)
+    state = await introspection(driver).cancel_run(run_id)
     running = state == "running"
     summary = (
         f"run {run_id} is running: cancel requested; its worker aborts it at its next "

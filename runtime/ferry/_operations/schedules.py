@@ -15,7 +15,8 @@ from zoneinfo import ZoneInfo
 
 from ferry._names import check_name
 from ferry._operations.envelope import Action, iso_instant
-from ferry.drivers.protocol import SchedulerStore, TaskTick
+from ferry._scheduler.store import SchedulerStore, TaskTick
+from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
 
@@ -77,7 +78,7 @@ def find_task(tasks: Sequence[TaskHandle], name: str) -> TaskHandle:
 
 async def task_statuses(
     tasks: Sequence[TaskHandle],
-    store: SchedulerStore,
+    driver: JobDriver,
     *,
     now_ms: int,
     next_count: int | None = None,
@@ -90,6 +91,7 @@ async def task_statuses(
             f"count {next_count} is not from 1 to {MAX_OCCURRENCES} next occurrences",
             f"ask for 1 to {MAX_OCCURRENCES} next occurrences (default 5)",
         )
+    store = SchedulerStore(driver, by="reading tasks")
     ticks = await store.ticks()
     paused = await store.paused_tasks()
     return [
@@ -105,10 +107,11 @@ async def task_statuses(
 
 
 async def set_task_paused(
-    tasks: Sequence[TaskHandle], store: SchedulerStore, name: str, *, paused: bool, now_ms: int
+    tasks: Sequence[TaskHandle], driver: JobDriver, name: str, *, paused: bool, now_ms: int
 ) -> Action:
-    """Pause or resume dispatching one task (the scheduler's pause row)."""
+    """Pause or resume dispatching one task (the scheduler's pause record)."""
     task = find_task(tasks, name)
+    store = SchedulerStore(driver, by=f"tasks {'pause' if paused else 'resume'}")
     if paused:
         await store.pause_task(task.name, now_ms=now_ms)
     else:

@@ -17,6 +17,7 @@ from ferry._aio import first_of
 from ferry._duration import Duration, to_ms
 from ferry._identity import new_worker_id
 from ferry._outbox.publisher import OutboxPublisher
+from ferry.drivers.capabilities import OUTBOX, need
 from ferry.drivers.protocol import JobDriver, RetentionPolicy
 from ferry.errors import FerryError
 
@@ -56,7 +57,7 @@ class OutboxRelay:
                 "pass batch=100 (the default) or another positive number",
             )
         self.source = source
-        self.store = source.outbox
+        self.store = need(source, OUTBOX, by="the outbox relay")
         self.publisher = publisher
         self.relay_id = relay_id or new_worker_id()
         self.lease_ms = to_ms(lease, what="relay lease")

@@ -12,8 +12,10 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ferry._leadership import LeaseLeader
 from ferry._metrics.scheduler_catalog import SchedulerMetrics
-from ferry.drivers.protocol import EnqueueResult, JobDriver, TaskTick
+from ferry._scheduler.store import SchedulerStore, TaskTick
+from ferry.drivers.protocol import EnqueueResult, JobDriver
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
 from ferry.tasks._occurrences import occurrences
@@ -65,15 +67,16 @@ class Dispatcher:
         self,
         *,
         driver: JobDriver,
+        store: SchedulerStore,
         tasks: Iterable[TaskHandle],
-        holder: str,
+        leader: LeaseLeader,
         first_seen_ms: int | None = None,
         metrics: SchedulerMetrics | None = None,
     ) -> None:
         self._driver = driver
-        self._store = driver.scheduler
+        self._store = store
         self._tasks = tuple(tasks)
-        self._holder = holder
+        self._leader = leader
         self._metrics = metrics
         if metrics is not None:
             metrics.serve_tasks(task.name for task in self._tasks)
@@ -150,8 +153,9 @@ class Dispatcher:
 
     async def _record(self, tick: TaskTick, report: RoundReport) -> bool:
         """Write ``tick`` if this node still leads; a fenced write ends the round."""
+        lease = self._leader.lease
         now = self._driver.clock.now_ms()
-        if await self._store.record_tick(tick, holder=self._holder, now_ms=now):
+        if lease is not None and await self._store.record_tick(tick, lease=lease, now_ms=now):
             return True
         report.fenced = True
         return False

@@ -1,5 +1,8 @@
 """The scheduler role: a round every tick — renew or bid for the lease, dispatch if leading.
 
+The lease is the driver's ``LeaseStore`` lease ``scheduler`` (``ferry._leadership``), so a
+driver without leases and records refuses the scheduler at its construction.
+
 Rounds never overlap in one process: the timer re-arms on the round it finished, and a
 caller arriving while a round is in flight joins it instead of opening a second one over
 the same last-tick rows. SIGTERM stops dispatching, waits out the round in flight, then
@@ -14,9 +17,10 @@ import logging
 from collections.abc import Iterable
 
 from ferry._identity import new_worker_id
+from ferry._leadership import LeaseLeader
 from ferry._metrics.scheduler_catalog import SchedulerMetrics
 from ferry._scheduler.dispatch import Dispatcher, RoundReport
-from ferry._scheduler.leader import DEFAULT_LEADER_TTL_MS, LeaseLeader
+from ferry._scheduler.store import SCHEDULER_LEASE, SchedulerStore
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
@@ -24,6 +28,7 @@ from ferry.tasks._declaration import TaskHandle
 logger = logging.getLogger("ferry.scheduler")
 
 DEFAULT_TICK_MS = 1_000
+DEFAULT_LEADER_TTL_MS = 30_000
 
 
 class Scheduler:
@@ -49,11 +54,10 @@ class Scheduler:
             )
         self.tick_ms = tick_ms
         self._clock = driver.clock
-        self.leader = LeaseLeader(
-            driver.scheduler, holder=holder or new_worker_id(), clock=driver.clock, ttl_ms=lease_ms
-        )
+        store = SchedulerStore(driver)
+        self.leader = scheduler_leader(store, holder or new_worker_id(), driver, ttl_ms=lease_ms)
         self._dispatcher = Dispatcher(
-            driver=driver, tasks=tasks, holder=self.leader.holder, metrics=metrics
+            driver=driver, store=store, tasks=tasks, leader=self.leader, metrics=metrics
         )
         if metrics is not None:
             metrics.follow_leader(lambda: self.leader.held)
@@ -130,3 +134,18 @@ class Scheduler:
         except Exception:
             # The row then lapses by its TTL instead: slower handover, nothing lost.
             logger.exception("jobs.scheduler.release-failed", extra={"holder": self.holder})
+
+
+def scheduler_leader(
+    store: SchedulerStore, holder: str, driver: JobDriver, *, ttl_ms: int = DEFAULT_LEADER_TTL_MS
+) -> LeaseLeader:
+    """``holder``'s hold on the scheduler's lease, logging each change of leadership."""
+    return LeaseLeader(
+        store.leases,
+        name=SCHEDULER_LEASE,
+        holder=holder,
+        clock=driver.clock,
+        ttl_ms=ttl_ms,
+        events="jobs.scheduler.leadership",
+        logger=logger,
+    )

@@ -29,9 +29,17 @@ from ferry._jobs.facade import current_job_driver
 from ferry._jobs.policy import Retry
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
+from ferry._webhooks.ledger import (
+    STREAK_READ,
+    AttemptOutcome,
+    RecordsWebhookLedger,
+    WebhookAttempt,
+    WebhookLedger,
+)
 from ferry._webhooks.signing import secret_key, signed_headers
 from ferry._webhooks.targets import check_target, transport_for
-from ferry.drivers.protocol import AttemptOutcome, JsonValue, WebhookAttempt, WebhookLedger
+from ferry.drivers.capabilities import RECORDS
+from ferry.drivers.protocol import JsonValue
 from ferry.errors import FerryError
 
 DEFAULT_WEBHOOK_DISABLE_AFTER = 10
@@ -96,7 +104,7 @@ def webhook(
     """Declare the job that delivers one event to one endpoint.
 
     ``endpoint``/``event`` look the two up by the input's ids on every attempt; the ledger
-    is the job driver's (``driver.webhooks``) unless one is passed;
+    is the job driver's (on its records, ``ferry._webhooks.ledger``) unless one is passed;
     ``on_disabled(endpoint_id, reason)`` lets the app mark its own endpoint row when the
     webhook disables one. ``allow_private`` admits loopback and private targets (SSRF
     guard off): local development only.
@@ -112,6 +120,13 @@ def webhook(
         what=f'webhook "{name}" disable_after={{}}',
         fix=f"leave it out for the default {DEFAULT_WEBHOOK_DISABLE_AFTER}, or pass a number >= 1",
     )
+    if disable_after > STREAK_READ:
+        raise FerryError(
+            "X_INVARIANT",
+            f'webhook "{name}" disable_after={disable_after} is more failures than the ledger '
+            f"counts back ({STREAK_READ})",
+            f"pass disable_after={STREAK_READ} or fewer",
+        )
     request_timeout_s = to_ms(request_timeout, what="webhook request_timeout") / 1000
     delivery = _Delivery(
         name=name,
@@ -136,7 +151,10 @@ def webhook(
         queue=queue,
         name=name,
     )
-    return declare(deliver)
+    handle = declare(deliver)
+    if ledger is None:
+        handle.definition.needs = (RECORDS,)  # the driver's records keep the ledger
+    return handle
 
 
 class _Delivery:
@@ -166,7 +184,9 @@ class _Delivery:
     @property
     def ledger(self) -> WebhookLedger:
         """The ledger passed to ``webhook()``, else the running job driver's."""
-        return self._ledger if self._ledger is not None else current_job_driver().webhooks
+        if self._ledger is None:
+            return RecordsWebhookLedger(current_job_driver())
+        return self._ledger
 
     async def attempt(self, input: WebhookDelivery, ctx: JobContext) -> dict[str, Any]:
         clock = current_job_driver().clock

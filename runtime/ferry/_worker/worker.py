@@ -45,6 +45,7 @@ from ferry._wakeup import DueInstants
 from ferry._worker.drain import Drain
 from ferry._worker.queue_depth import sample_queue_depth
 from ferry._worker.settle_queue import SettleBatch, SettleQueue
+from ferry.drivers.capabilities import SLOTS, need, offered
 from ferry.drivers.protocol import ClaimedJob, ClaimOptions, JobDriver, NackOptions, QueueWake
 from ferry.errors import FerryError
 
@@ -184,10 +185,13 @@ class JobWorker:
         self._by_name = {d.name: d for d in definitions}
         self._names = sorted(self._by_name)
         capped = [d for d in definitions if d.concurrency is not None]
-        if capped and self.driver.leases is None:
+        if capped and offered(self.driver, SLOTS) is None:
             raise unenforceable(sorted(d.name for d in capped), self.driver.name)
-        if self.caps is not None and self.driver.leases is None:
-            raise unenforceable(["(the worker's tenant/queue/total caps)"], self.driver.name)
+        if self.caps is not None:
+            need(self.driver, SLOTS, by="the worker's tenant/queue/total caps")
+        for definition in definitions:
+            for capability in definition.needs:
+                need(self.driver, capability, by=f'job "{definition.name}"')
         # Only "wait" caps are skipped at claim time: a when_busy="fail" run must be claimed
         # to fail fast with X_CONCURRENCY_BUSY, as it declared.
         self._limits = {

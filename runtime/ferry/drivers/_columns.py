@@ -7,19 +7,20 @@ The Postgres and SQLite tables have the same columns, so a row of either (an asy
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable
+from dataclasses import MISSING, fields
+from typing import Any, Protocol, TypeVar
 
 # The facade's own serialisation: a payload the facade already serialised is stored as it
 # is, and the SQL reads JSON text, so no connection needs a codec.
 from ferry._payload import json_text
 from ferry.drivers.protocol import (
     JOB_STATES,
-    BackfillCheckpoint,
     ClaimedJob,
     JobError,
     JobState,
     JsonValue,
+    MovedRun,
     Progress,
     QueueStats,
     RunDetail,
@@ -31,9 +32,6 @@ from ferry.drivers.protocol import (
 __all__ = [
     "Row",
     "array_columns",
-    "checkpoint_of",
-    "claimed_of",
-    "detail_of",
     "from_json_text",
     "job_error_of",
     "json_text",
@@ -41,10 +39,10 @@ __all__ = [
     "progress_columns",
     "progress_of",
     "queue_stats_of",
+    "run_of",
     "run_pk",
     "step_columns",
     "step_of",
-    "summary_of",
 ]
 
 _BIGINT_MAX = 2**63 - 1
@@ -89,59 +87,48 @@ def job_error_of(code: str | None, message: str | None) -> JobError | None:
     return None if code is None else JobError(code, message or "")
 
 
-def summary_of(row: Row) -> RunSummary:
-    """A ``jobs`` row (``id`` as text) as a list shows it."""
-    return RunSummary(
-        id=row["id"],
-        name=row["name"],
-        queue=row["queue"],
-        state=row["state"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        tenant=row["tenant"],
-        run_at_ms=row["run_at_ms"],
-        created_at_ms=row["created_at_ms"],
-        updated_at_ms=row["updated_at_ms"],
-        last_error=job_error_of(row["last_error_code"], row["last_error_message"]),
+RunValue = TypeVar("RunValue", RunSummary, RunDetail, ClaimedJob, MovedRun)
+
+_READ: dict[str, Callable[[Row], Any]] = {
+    "id": lambda row: str(row["id"]),
+    "payload": lambda row: from_json_text(row["payload"]),
+    "result": lambda row: from_json_text(row["result"]),
+    "attempt": lambda row: row["attempts"],
+    "last_error": lambda row: job_error_of(row["last_error_code"], row["last_error_message"]),
+    "progress": lambda row: progress_of(row["progress_current"], row["progress_total"]),
+    "summary": lambda row: run_of(RunSummary, row),
+}
+"""How a value's field reads its stored columns, where that is not the column of its name
+(``payload`` is JSON text, ``last_error`` two columns, ``attempt`` the ``attempts`` count)."""
+
+
+def run_of(kind: type[RunValue], row: Row, **given: Any) -> RunValue:
+    """A run as any of its values — a list's ``RunSummary``, a ``RunDetail``, a worker's
+    ``ClaimedJob``, a drain's ``MovedRun`` — from one stored row, by the value's own field
+    names; ``given`` supplies what is not a column (the steps, ``slot_held``).
+
+    This is the one place a run's columns become values: a new column is a field on the
+    value type and the column in the statements (Redis: its hash field in
+    ``_redis.codec.columns_of``), and every driver reads it."""
+    return kind(
+        **{
+            f.name: given[f.name] if f.name in given else _READ.get(f.name, _column(f.name))(row)
+            for f in fields(kind)
+            if f.name in given or f.name in _READ or f.default is MISSING or _has(row, f.name)
+        }
     )
 
 
-def claimed_of(row: Row, *, slot_held: bool) -> ClaimedJob:
-    """A claimed ``jobs`` row (``id`` and ``payload`` as text) as the worker gets it."""
-    return ClaimedJob(
-        id=row["id"],
-        name=row["name"],
-        queue=row["queue"],
-        payload=from_json_text(row["payload"]),
-        idempotency_key=row["idempotency_key"],
-        attempt=row["attempts"],
-        max_attempts=row["max_attempts"],
-        tenant=row["tenant"],
-        actor=row["actor"],
-        concurrency_key=row["concurrency_key"],
-        run_at_ms=row["run_at_ms"],
-        created_at_ms=row["created_at_ms"],
-        lease_expires_at_ms=row["lease_expires_at_ms"],
-        slot_held=slot_held,
-    )
+def _column(name: str) -> Callable[[Row], Any]:
+    return lambda row: row[name]
 
 
-def detail_of(row: Row, steps: Sequence[StepRecord]) -> RunDetail:
-    """A ``run_get`` row (``payload`` and ``result`` as text) with its steps."""
-    return RunDetail(
-        summary=summary_of(row),
-        payload=from_json_text(row["payload"]),
-        idempotency_key=row["idempotency_key"],
-        actor=row["actor"],
-        concurrency_key=row["concurrency_key"],
-        locked_by=row["locked_by"],
-        lease_expires_at_ms=row["lease_expires_at_ms"],
-        result=from_json_text(row["result"]),
-        progress=progress_of(row["progress_current"], row["progress_total"]),
-        finished_at_ms=row["finished_at_ms"],
-        steps=tuple(steps),
-        cancel_requested_at_ms=row["cancel_requested_at_ms"],
-    )
+def _has(row: Row, name: str) -> bool:
+    try:
+        row[name]
+    except (KeyError, IndexError):
+        return False
+    return True
 
 
 def step_columns(step: StepRecord) -> tuple[str, str, str, int, int, int | None]:
@@ -165,18 +152,6 @@ def step_of(row: Row) -> StepRecord:
         started_at_ms=row["started_at_ms"],
         finished_at_ms=row["finished_at_ms"],
         wake_at_ms=row["wake_at_ms"],
-    )
-
-
-def checkpoint_of(row: Row) -> BackfillCheckpoint:
-    """A ``backfills`` row (``cursor`` as text) as the checkpoint it saved."""
-    return BackfillCheckpoint(
-        key=row["key"],
-        cursor=from_json_text(row["cursor"]),
-        processed=row["processed"],
-        pages=row["pages"],
-        done=bool(row["done"]),
-        updated_at_ms=row["updated_at_ms"],
     )
 
 

@@ -1,7 +1,8 @@
-"""The migration ledger of a SQL driver, judged against the migrations this ferry ships.
+"""The migration ledger of a driver, judged against the migrations this ferry ships.
 
-Each SQL driver ships numbered ``NNNN_name.sql`` files in its own ``sql/migrations`` folder
-and records the applied ones in a ledger table beside its tables. The ledger is what every
+Each durable driver ships numbered ``NNNN_name.sql`` files in its own ``sql/migrations``
+folder (Redis: ``NNNN_name.lua`` scripts in ``lua/migrations``) and records the applied
+ones in a ledger beside its data (a table; on Redis a hash). The ledger is what every
 process reads at start to decide what to apply, so it is trusted only while it agrees
 with the files: a row from a newer ferry (``X_SCHEMA_NEWER`` — this code would run on
 tables it does not know) or a row whose name or checksum is not the shipped file's
@@ -70,8 +71,9 @@ class LedgerPlace:
 
 
 @cache
-def shipped_migrations(package: str) -> tuple[Migration, ...]:
-    """Every migration in ``package`` (a driver's ``sql/migrations``), in version order.
+def shipped_migrations(package: str, suffix: str = ".sql") -> tuple[Migration, ...]:
+    """Every migration in ``package`` (a driver's ``sql/migrations``; Redis' Lua ones in
+    ``lua/migrations``, ``suffix`` ``.lua``), in version order.
 
     Numbers are never reused and never filled in: a gap stays a gap, so a database
     migrated by an earlier ferry keeps matching the files.
@@ -79,8 +81,8 @@ def shipped_migrations(package: str) -> tuple[Migration, ...]:
     folder = resources.files(package)
     migrations = []
     for entry in folder.iterdir():
-        if entry.name.endswith(".sql"):
-            number, _, name = entry.name.removesuffix(".sql").partition("_")
+        if entry.name.endswith(suffix):
+            number, _, name = entry.name.removesuffix(suffix).partition("_")
             sql = entry.read_text(encoding="utf-8")
             migrations.append(Migration(int(number), name, sql, _checksum(sql)))
     versions = [m.version for m in migrations]

@@ -11,45 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol
 
 from ferry._clock import Clock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES
-from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
-
-
-class DatabaseDriver(JobDriver, Protocol):
-    """A durable driver on a database: a ``JobDriver`` that also opens, migrates and
-    reports on its storage — what ``ferry migrate``, ``ferry doctor`` and every role need."""
-
-    @property
-    def where(self) -> str:
-        """Where its tables are, as messages name it: ``schema "ferry"``."""
-        ...
-
-    @property
-    def migrations(self) -> tuple[Migration, ...]:
-        """Every migration this ferry ships for the driver, in version order."""
-        ...
-
-    async def open(self) -> None:
-        """Connect and apply pending migrations, refusing storage this ferry must not use."""
-        ...
-
-    async def migrate(self) -> list[int]:
-        """Apply pending migrations now; answers the versions applied."""
-        ...
-
-    async def inspect(self) -> tuple[str, LedgerState]:
-        """The database (e.g. ``PostgreSQL 16.2``) and its judged migration ledger, read
-        without applying or creating anything."""
-        ...
-
-    async def database_now_ms(self) -> int | None:
-        """The database's own clock, for the skew check; None when it has none."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +35,12 @@ Refusal = Callable[[BaseException, str | None], FerryError | None]
 class Backend:
     """How the driver of one URL scheme is built, and how its connection failures read."""
 
-    build: Callable[[str, DriverOptions], DatabaseDriver]
+    build: Callable[[str, DriverOptions], JobDriver]
     refusal: Refusal | None = None
     """The refusal a stray client exception stands for (None: the driver words its own)."""
 
 
-def _postgres(url: str, options: DriverOptions) -> DatabaseDriver:
+def _postgres(url: str, options: DriverOptions) -> JobDriver:
     from ferry.drivers._postgres import postgres_job_driver
 
     return postgres_job_driver(
@@ -88,19 +54,19 @@ def _postgres_refusal(error: BaseException, url: str | None) -> FerryError | Non
     return refusal_for(error, url)
 
 
-def _memory(url: str, options: DriverOptions) -> DatabaseDriver:
+def _memory(url: str, options: DriverOptions) -> JobDriver:
     from ferry.drivers._memory import memory_job_driver
 
     return memory_job_driver(clock=options.clock, max_payload_bytes=options.max_payload_bytes)
 
 
-def _sqlite(url: str, options: DriverOptions) -> DatabaseDriver:
+def _sqlite(url: str, options: DriverOptions) -> JobDriver:
     from ferry.drivers._sqlite import sqlite_job_driver
 
     return sqlite_job_driver(url, clock=options.clock, max_payload_bytes=options.max_payload_bytes)
 
 
-def _redis(url: str, options: DriverOptions) -> DatabaseDriver:
+def _redis(url: str, options: DriverOptions) -> JobDriver:
     from ferry.drivers._redis import redis_job_driver
 
     return redis_job_driver(
@@ -126,7 +92,7 @@ def job_driver_from_url(
     schema: str = "ferry",
     clock: Clock | None = None,
     max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
-) -> DatabaseDriver:
+) -> JobDriver:
     """The driver ``url`` names, not yet connected: ``postgresql://…`` (or ``postgres://``)
     for ``postgres_job_driver`` on ``schema``, ``sqlite:///relative.db`` or
     ``sqlite:////absolute.db`` for ``sqlite_job_driver``, ``redis://`` (``rediss://`` for

@@ -1,13 +1,17 @@
-"""The storage seam: ``JobDriver``, the small stores it hands out, and the values that cross.
+"""The storage seam: the core every driver offers, the capabilities it may declare, and
+the values that cross.
 
-A driver owns every stored thing: runs and their batched claim/settle/renewal, steps,
-concurrency slots, the scheduler's leadership and last ticks, the outbox, the webhook
-ledger, the backfill ledger, introspection, retention, and moving runs to another store
-(``RunTransfer``, what ``ferry jobs drain`` runs on). It opens one pool and one
-LISTEN session (where its store has one) and hands the stores out as properties; nothing
-outside ``ferry.drivers`` opens a database. Memory, Postgres, SQLite and Redis implement all
-it, and ``tests/conformance`` runs every behaviour — the worker's real claim and settle
-path included — on each.
+The core (``JobDriver``) is what it takes to run jobs: enqueue (one, many, idempotent),
+the batched claim / settle / renewal path, steps, the wake, stats, retention, the
+migration ledger, open and close. Everything else is a capability a driver declares by
+offering an attribute of its name (``ferry.drivers.capabilities``): fleet ``slots``,
+fenced ``leases``, keyed ``records`` and logs, the ``outbox``, run ``transfer`` and
+operator ``introspect``ion. What stands on a primitive — the scheduler's leadership and
+ticks, the maintenance slot, paused tasks, dashboard sessions, the webhook and backfill
+ledgers — is written once above the drivers. A driver opens one pool and one LISTEN
+session (where its store has one); nothing outside ``ferry.drivers`` opens a database.
+``tests/conformance`` runs every behaviour — the worker's real claim and settle path
+included — on each driver.
 
 Attempt accounting lives in the driver so that a crash counts: ``claim`` increments the
 attempt, and only the settles ``ferry.drivers.settle`` names as uncounted (``interrupted``,
@@ -23,6 +27,7 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ferry._clock import Clock
 from ferry._payload import JsonValue as JsonValue  # the values that cross the seam
+from ferry.drivers._ledger import LedgerState, Migration
 
 JobState = Literal["queued", "running", "sleeping", "completed", "dead", "cancelled", "moving"]
 JOB_STATES: tuple[JobState, ...] = (
@@ -103,8 +108,8 @@ class ClaimOptions:
 
     The claim takes each such run's slot of its ``concurrency_key`` (``ClaimedJob.slot_held``)
     and skips runs whose key is full, instead of claiming them only to defer them: a
-    limit-1 key then runs back to back at round-trip speed. A driver without a
-    ``LeaseStore`` ignores it (and the worker refuses such jobs before claiming)."""
+    limit-1 key then runs back to back at round-trip speed. A driver without ``slots``
+    ignores it (and the worker refuses such jobs before claiming)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +226,8 @@ class RetentionPolicy:
     published_outbox_ms: int | None
     """Published outbox entries, measured from ``published_at``."""
     webhook_attempts_ms: int | None = None
-    """Webhook ledger attempt rows, measured from the attempt (endpoint streaks stay)."""
+    """Log entries (``RecordStore.append``: the webhook ledger's attempts), measured from
+    their stamp. Expired records go whatever the policy."""
     batch: int = 1_000
     """Rows per delete statement: short transactions, short locks."""
 
@@ -238,6 +244,9 @@ class PruneReport:
     outbox: int = 0
     """Published outbox entries."""
     webhook_attempts: int = 0
+    """Log entries (the webhook ledger's attempts)."""
+    records: int = 0
+    """Expired records (revoked sessions that lapsed)."""
 
 
 # --- values: introspection --------------------------------------------------------------
@@ -375,31 +384,7 @@ class ImportResult:
     job_id: str
 
 
-# --- values: scheduler, outbox, webhooks, backfills -------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderLease:
-    """Which scheduler dispatches, since when, and until when unless renewed."""
-
-    holder: str
-    acquired_at_ms: int
-    expires_at_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class TaskTick:
-    """How far one task has been dispatched.
-
-    Occurrences at or before ``checked_through_ms`` are dispatched or deliberately passed
-    over (a catch-up policy or a pause); ``last_occurrence_ms`` is the latest one fired and
-    ``last_fired_at_ms`` when (both ``None`` before the first fire).
-    """
-
-    task: str
-    checked_through_ms: int
-    last_occurrence_ms: int | None = None
-    last_fired_at_ms: int | None = None
+# --- values: the outbox and the lease and record primitives ------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,51 +399,34 @@ class OutboxEntry:
     created_at_ms: int
 
 
-AttemptOutcome = Literal["delivered", "failed", "throttled", "rejected", "gone"]
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A keyed, expiring lease as ``LeaseStore`` holds it: who holds ``name``, in which
+    term, since when, and until when unless renewed.
+
+    ``term`` is a fencing token: it grows every time the lease is taken (by another holder,
+    or by the same one after it lapsed) and stays put while its holder renews it, so a write
+    fenced on ``(name, holder, term)`` lands only within one unbroken tenure."""
+
+    name: str
+    holder: str
+    term: int
+    acquired_at_ms: int
+    expires_at_ms: int
 
 
 @dataclass(frozen=True, slots=True)
-class WebhookAttempt:
-    """One webhook delivery attempt that reached the network (``status`` None: no response)."""
+class RunFence:
+    """A record write that lands only while ``worker_id`` holds run ``job_id`` (the fence a
+    step record has): what a backfill checkpoint is saved under."""
 
-    webhook: str
-    endpoint_id: str
-    event_id: str
-    message_id: str
     job_id: str
-    attempt: int
-    outcome: AttemptOutcome
-    status: int | None
-    code: str | None
-    message: str | None
-    duration_ms: int
-    at_ms: int
+    worker_id: str
 
 
-@dataclass(frozen=True, slots=True)
-class EndpointState:
-    """A webhook endpoint's failure streak, and when and why it was disabled."""
-
-    consecutive_failures: int = 0
-    disabled_at_ms: int | None = None
-    disabled_reason: str | None = None
-
-    @property
-    def disabled(self) -> bool:
-        return self.disabled_at_ms is not None
-
-
-@dataclass(frozen=True, slots=True)
-class BackfillCheckpoint:
-    """How far one backfill has got: the cursor of its next page and what is done."""
-
-    key: str
-    cursor: JsonValue
-    """Where the next page starts; ``None`` before the first page."""
-    processed: int
-    pages: int
-    done: bool
-    updated_at_ms: int
+Fence: TypeAlias = Lease | RunFence
+"""What a ``RecordStore.put`` is fenced on: an unexpired lease still in the given holder's
+term, or a run still held by the given worker."""
 
 
 # --- the stores a driver hands out ------------------------------------------------------
@@ -506,12 +474,15 @@ class StepStore(Protocol):
         ...
 
 
-class LeaseStore(Protocol):
-    """Fleet-wide concurrency slots: at most ``limit`` holders per key at once.
+class SlotStore(Protocol):
+    """Fleet-wide concurrency slots (capability ``slots``): at most ``limit`` holders per
+    key at once — what job concurrency and the worker's tenant/queue/total caps count on.
 
     A slot is held by a run id; the driver releases it in the same operation that settles
     that run and extends it with every renewal of the run's lease, so a key with limit 1
-    runs back-to-back jobs at round-trip speed and a long run keeps its slot.
+    runs back-to-back jobs at round-trip speed and a long run keeps its slot. This is the
+    spec's ``LeaseStore``: a driver without it refuses every job that declares concurrency
+    (``X_JOB_CONCURRENCY_UNENFORCEABLE``).
     """
 
     async def acquire(self, key: str, *, holder: str, limit: int, ttl_ms: int) -> bool:
@@ -524,6 +495,80 @@ class LeaseStore(Protocol):
 
     async def holders(self, key: str) -> Sequence[str]:
         """The run ids currently holding a slot of ``key`` (unexpired)."""
+        ...
+
+
+class LeaseStore(Protocol):
+    """Keyed, expiring, fenced leases (capability ``leases``): the one primitive the
+    scheduler's leadership and the maintenance slot stand on, and what tick records are
+    fenced on (``ferry._lease``).
+
+    A lease is a row (a hash on Redis) per name, never a session-scoped lock: a holder that
+    stops renewing loses it by expiry, with nothing to clean up. Every instant is the
+    caller's, read off the driver's clock.
+    """
+
+    async def acquire(self, name: str, holder: str, *, now_ms: int, ttl_ms: int) -> Lease | None:
+        """Take ``name`` for ``holder`` until ``now_ms + ttl_ms`` if it is free or lapsed
+        (a new term), or renew it if ``holder`` holds it unexpired (same term, same
+        ``acquired_at_ms``); None when another holder has it. Of concurrent acquirers of a
+        lapsed lease exactly one wins."""
+        ...
+
+    async def release(self, name: str, holder: str) -> None:
+        """Lapse ``name`` now if ``holder`` holds it (a no-op otherwise), so another node
+        takes it at its next bid instead of waiting out the expiry. The term is kept, so
+        the next taker's is greater."""
+        ...
+
+    async def read(self, name: str, *, now_ms: int) -> Lease | None:
+        """The lease if it is unexpired at ``now_ms``."""
+        ...
+
+
+class RecordStore(Protocol):
+    """Keyed JSON records and keyed append-only logs (capability ``records``): the
+    primitive the scheduler's tick and pause records, dashboard session revocations, the
+    webhook ledger and backfill checkpoints are built on, once, above the drivers.
+
+    Records live in named ``space``s, one value per key, optionally expiring; a ``put`` may
+    be fenced (``Fence``) and then lands only if the fence holds in the same statement or
+    script. A log is a sequence of JSON entries per ``(space, key)``, read newest first and
+    pruned by age. Expired records and old log entries are deleted by ``JobDriver.prune``.
+    """
+
+    async def get(self, space: str, key: str, *, now_ms: int) -> JsonValue | None:
+        """The value stored under ``key`` (None when there is none or it expired)."""
+        ...
+
+    async def scan(self, space: str, *, now_ms: int) -> Mapping[str, JsonValue]:
+        """Every unexpired record of ``space``, by key."""
+        ...
+
+    async def put(
+        self,
+        space: str,
+        key: str,
+        value: JsonValue,
+        *,
+        now_ms: int,
+        expires_at_ms: int | None = None,
+        fence: Fence | None = None,
+    ) -> bool:
+        """Store ``value`` under ``key`` (replacing what was there) if ``fence`` holds at
+        ``now_ms``; answers whether it landed (always, without a fence)."""
+        ...
+
+    async def delete(self, space: str, key: str) -> None:
+        """Forget ``key`` (a no-op when it is not there)."""
+        ...
+
+    async def append(self, space: str, key: str, value: JsonValue, *, at_ms: int) -> None:
+        """Add ``value`` to the log of ``(space, key)``, stamped ``at_ms`` for pruning."""
+        ...
+
+    async def tail(self, space: str, key: str, *, limit: int) -> Sequence[JsonValue]:
+        """The newest ``limit`` entries of the log of ``(space, key)``, newest first."""
         ...
 
 
@@ -568,62 +613,12 @@ class JobIntrospection(Protocol):
         ``finished_at_ms`` first (ties: the later-enqueued run first)."""
         ...
 
-    async def revoke_session(self, session: str, *, until_ms: int) -> None:
-        """Refuse dashboard session ``session`` until ``until_ms`` (when its cookie lapses
-        anyway), for every process sharing this storage; forget lapsed revocations."""
-        ...
-
-    async def session_revoked(self, session: str) -> bool:
-        """Whether ``session`` is revoked and the revocation has not lapsed (driver clock)."""
-        ...
-
     async def pause_queue(self, queue: str) -> None:
         """Stop claims from ``queue`` until resumed (enqueue still works)."""
         ...
 
     async def resume_queue(self, queue: str) -> None:
         """Let claims from ``queue`` proceed again."""
-        ...
-
-
-class SchedulerStore(Protocol):
-    """Durable scheduler state: the leader lease, last-tick rows and pause rows.
-
-    Every instant is a parameter, read by the caller off the driver's clock, so a frozen
-    clock drives the whole scheduler in tests. Nothing of it lives in a scheduler process.
-    """
-
-    async def acquire_leadership(self, holder: str, *, now_ms: int, ttl_ms: int) -> bool:
-        """Take the lease if it is free or expired, or renew it if ``holder`` has it."""
-        ...
-
-    async def release_leadership(self, holder: str) -> None:
-        """Delete the lease if ``holder`` has it (a no-op otherwise)."""
-        ...
-
-    async def leader(self, *, now_ms: int) -> LeaderLease | None:
-        """The unexpired lease, if any node holds one."""
-        ...
-
-    async def ticks(self) -> Mapping[str, TaskTick]:
-        """Every task's last-tick state, by task name."""
-        ...
-
-    async def record_tick(self, tick: TaskTick, *, holder: str, now_ms: int) -> bool:
-        """Move a task's state forward (never back, see ``advanced``) if ``holder`` still
-        leads at ``now_ms``; answers whether it landed."""
-        ...
-
-    async def paused_tasks(self) -> Mapping[str, int]:
-        """Paused task names and when each was paused."""
-        ...
-
-    async def pause_task(self, task: str, *, now_ms: int) -> None:
-        """Stop dispatching ``task`` until it is resumed."""
-        ...
-
-    async def resume_task(self, task: str) -> None:
-        """Dispatch ``task`` again (a no-op when it is not paused)."""
         ...
 
 
@@ -656,44 +651,6 @@ class OutboxStore(Protocol):
 
     async def pending(self) -> int:
         """How many entries are not yet published."""
-        ...
-
-
-class WebhookLedger(Protocol):
-    """A row per webhook delivery attempt, and each endpoint's failure streak."""
-
-    async def record(self, attempt: WebhookAttempt) -> int:
-        """Store one attempt; answers the endpoint's failure streak after it (a delivery
-        resets it to 0)."""
-        ...
-
-    async def endpoint(self, endpoint_id: str) -> EndpointState:
-        """The endpoint's state (a never-attempted endpoint has the default one)."""
-        ...
-
-    async def disable(self, endpoint_id: str, *, reason: str, at_ms: int) -> None:
-        """Disable the endpoint: deliveries to it are refused until ``enable``."""
-        ...
-
-    async def enable(self, endpoint_id: str, *, at_ms: int) -> None:
-        """Enable the endpoint again with a fresh failure streak."""
-        ...
-
-    async def attempts(self, endpoint_id: str, *, limit: int = 50) -> Sequence[WebhookAttempt]:
-        """The newest attempts to the endpoint, newest first."""
-        ...
-
-
-class BackfillLedger(Protocol):
-    """The checkpoints of ``backfill()`` runs, one per backfill key, beside the queue."""
-
-    async def load(self, key: str) -> BackfillCheckpoint | None:
-        """The last checkpoint saved under ``key``, or None before the first page."""
-        ...
-
-    async def save(self, checkpoint: BackfillCheckpoint, *, job_id: str, worker_id: str) -> bool:
-        """Save ``checkpoint`` if ``worker_id`` still holds run ``job_id``; answers whether
-        it landed (fenced like a step, so a worker that lost its lease cannot rewind it)."""
         ...
 
 
@@ -755,7 +712,16 @@ class RunTransfer(Protocol):
 
 @runtime_checkable
 class JobDriver(Protocol):
-    """The one interface to storage. Job code never changes when it does.
+    """The core every driver offers: what it takes to run jobs. Job code never changes
+    when the driver does.
+
+    Everything else a driver may offer is a capability, an attribute named after it
+    (``ferry.drivers.capabilities``): ``slots``, ``leases``, ``records``, ``outbox``,
+    ``transfer``, ``introspect``. A role or feature that needs one asks for it with
+    ``capabilities.need`` and is refused at start, by name, on a driver without it.
+
+    ``stats`` is core: the worker's queue-depth gauge and the autoscaler read it, and every
+    store can count its runs per queue and state.
 
     ``ack``, ``nack`` and ``heartbeat`` settle or renew one run (the spec's interface);
     ``settle_many``, ``heartbeat_many`` and ``settle_and_claim`` do many in one round trip
@@ -796,38 +762,32 @@ class JobDriver(Protocol):
         ...
 
     @property
-    def leases(self) -> LeaseStore | None:
-        """Fleet-wide concurrency slots; ``None`` refuses jobs that declare concurrency."""
+    def where(self) -> str:
+        """Where its runs are, as messages name it: ``schema "ferry"``, ``database "/srv/q.db"``."""
         ...
 
     @property
-    def introspect(self) -> JobIntrospection:
-        """Operator capabilities."""
+    def migrations(self) -> tuple[Migration, ...]:
+        """Every migration this ferry ships for the driver's store, in version order (none
+        for a store with nothing to migrate)."""
         ...
 
-    @property
-    def scheduler(self) -> SchedulerStore:
-        """The scheduler's leader lease, last ticks and paused tasks."""
+    async def open(self) -> None:
+        """Connect and apply pending migrations, refusing storage this ferry must not use
+        (every call opens on first use too; roles open first to refuse early)."""
         ...
 
-    @property
-    def outbox(self) -> OutboxStore:
-        """The transactional outbox of this database."""
+    async def migrate(self) -> list[int]:
+        """Apply pending migrations now; answers the versions applied."""
         ...
 
-    @property
-    def webhooks(self) -> WebhookLedger:
-        """The webhook delivery ledger."""
+    async def inspect(self) -> tuple[str, LedgerState]:
+        """The store (e.g. ``PostgreSQL 16.2``) and its judged migration ledger, read
+        without applying or creating anything (what ``ferry doctor`` reports)."""
         ...
 
-    @property
-    def backfills(self) -> BackfillLedger | None:
-        """Backfill checkpoints; ``None`` runs a backfill with no bookkeeping."""
-        ...
-
-    @property
-    def transfer(self) -> RunTransfer:
-        """Reserve, import and remove runs: how ``ferry jobs drain`` moves a queue."""
+    async def database_now_ms(self) -> int | None:
+        """The store's own clock, for the skew check; None when it has none."""
         ...
 
     def wake(self) -> QueueWake:
@@ -889,27 +849,11 @@ class JobDriver(Protocol):
         ...
 
     async def prune(self, policy: RetentionPolicy) -> PruneReport:
-        """Delete what ``policy`` lets go, in bounded batches, and expired slots."""
+        """Delete what ``policy`` lets go of everything this driver stores, in bounded
+        batches: finished runs, and — of the capabilities it offers — expired slots,
+        published outbox entries, expired records and old log entries."""
         ...
 
     async def close(self) -> None:
         """Hand back what the driver owns (pools, listeners); borrowed ones stay open."""
         ...
-
-
-def advanced(current: TaskTick | None, tick: TaskTick) -> TaskTick:
-    """``tick`` merged onto ``current`` so that every field only moves forward (what
-    ``SchedulerStore.record_tick`` stores; SQL ``GREATEST`` ignores nulls the same way)."""
-    if current is None:
-        return tick
-    return TaskTick(
-        task=tick.task,
-        checked_through_ms=max(current.checked_through_ms, tick.checked_through_ms),
-        last_occurrence_ms=_latest(current.last_occurrence_ms, tick.last_occurrence_ms),
-        last_fired_at_ms=_latest(current.last_fired_at_ms, tick.last_fired_at_ms),
-    )
-
-
-def _latest(a: int | None, b: int | None) -> int | None:
-    present = [value for value in (a, b) if value is not None]
-    return max(present) if present else None

@@ -21,9 +21,10 @@ from ferry._clock import FrozenClock
 from ferry._jobs.declaration import JobHandle
 from ferry._jobs.facade import set_job_driver
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
-from ferry._scheduler import Dispatcher, LeaseLeader
+from ferry._scheduler import Dispatcher, LeaseLeader, SchedulerStore, scheduler_leader
 from ferry._worker import JobWorker
 from ferry.drivers._memory import memory_job_driver
+from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.drivers.protocol import EnqueueResult, JobDriver, RunFilter, RunSummary
 from ferry.tasks._declaration import TaskHandle, declared_tasks
 from ferry.tasks._occurrences import occurrences
@@ -87,9 +88,9 @@ class Harness:
         self.trace = Trace()
         self.tasks = list(tasks) if tasks is not None else None
         """The tasks ``drain()`` fires; ``None``: every task declared in the process."""
-        self._scheduler_leader = LeaseLeader(
-            self.driver.scheduler, holder=worker_id, clock=self.clock
-        )
+        self._scheduler: tuple[SchedulerStore, LeaseLeader] | None = None
+        """The scheduler's store and this harness's hold on its lease, made at the first
+        task round (a driver without leases and records is refused only if tasks fire)."""
         self._scheduler_started_ms = self._fired_through_ms = self.clock.now_ms()
 
     @contextmanager
@@ -129,7 +130,11 @@ class Harness:
                     break
                 self.clock.set(retry_at)
         self.trace.runs = list(
-            reversed(await self.driver.introspect.list_runs(RunFilter(limit=1_000_000)))
+            reversed(
+                await need(self.driver, INTROSPECT, by="the test harness").list_runs(
+                    RunFilter(limit=1_000_000)
+                )
+            )
         )
         return self.trace
 
@@ -139,11 +144,16 @@ class Harness:
         now = self.clock.now_ms()
         if not tasks or now <= self._fired_through_ms:
             return
-        await self._scheduler_leader.acquire()
+        if self._scheduler is None:
+            store = SchedulerStore(self.driver, by="the harness's scheduled tasks")
+            self._scheduler = store, scheduler_leader(store, self.worker_id, self.driver)
+        store, leader = self._scheduler
+        await leader.acquire()
         dispatcher = Dispatcher(
             driver=self.driver,
+            store=store,
             tasks=tasks,
-            holder=self._scheduler_leader.holder,
+            leader=leader,
             first_seen_ms=self._scheduler_started_ms,
         )
         instants = {
@@ -157,6 +167,8 @@ class Harness:
 
     async def _next_retry_ms(self) -> int | None:
         """The earliest instant a queued run that failed or was deferred becomes due."""
-        waiting = await self.driver.introspect.list_runs(RunFilter(state="queued", limit=1_000_000))
+        waiting = await need(self.driver, INTROSPECT, by="the test harness").list_runs(
+            RunFilter(state="queued", limit=1_000_000)
+        )
         instants = [run.run_at_ms for run in waiting if run.last_error is not None]
         return min(instants) if instants else None

@@ -53,13 +53,18 @@ async def test_a_backfill_killed_mid_pass_resumes_from_its_last_checkpoint(
     schema = f'"{pg_schema}"'
 
     async def fifty_rows_in() -> bool:
-        value = await admin.fetchval(f"SELECT processed FROM {schema}.backfills")
+        value = await admin.fetchval(
+            f"SELECT (value->>'processed')::bigint FROM {schema}.records WHERE space = 'backfills'"
+        )
         return int(value or 0) >= 50
 
     first = await spawn_worker(fleet)
     await eventually(fifty_rows_in, within_s=60, what="50 rows copied", context=fleet.logs)
     await first.stop()  # SIGKILL: no drain, no settle, the lease just lapses
-    killed_at = await admin.fetchrow(f"SELECT cursor::text, processed FROM {schema}.backfills")
+    killed_at = await admin.fetchrow(
+        f"SELECT (value->'cursor')::text AS cursor, (value->>'processed')::bigint AS processed "
+        f"FROM {schema}.records WHERE space = 'backfills'"
+    )
     assert killed_at["processed"] < ROWS
 
     second = await spawn_worker(fleet)

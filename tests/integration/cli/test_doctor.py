@@ -19,10 +19,14 @@ async def test_doctor_passes_every_check_on_a_healthy_schema(
         "migrations",
         "scheduler leader",
         "stuck leases",
+        "capabilities",
         "clock skew",
     }
     assert all(c["ok"] for c in checks.values())
     golden("doctor", result.envelope)
+    offered = ["slots", "leases", "records", "outbox", "transfer", "introspect"]
+    assert result.envelope["data"]["capabilities"] == offered
+    assert checks["capabilities"]["detail"] == ", ".join(offered)
     assert "clock skew" in ferry("doctor").stdout
 
 
@@ -63,17 +67,20 @@ async def test_doctor_names_the_scheduler_leader_and_reports_when_none_leads(
     ferry: Ferry, seeded: PostgresJobDriver, postgres_dsn: str, pg_schema: str
 ) -> None:
     from ferry._clock import SystemClock
-    from ferry.drivers.protocol import TaskTick
+    from ferry._scheduler import SCHEDULER_LEASE, SchedulerStore, TaskTick
 
     clock = SystemClock()
-    store = seeded.scheduler
-    assert await store.acquire_leadership("node-a", now_ms=clock.now_ms(), ttl_ms=600_000)
+    store = SchedulerStore(seeded)
+    lease = await store.leases.acquire(
+        SCHEDULER_LEASE, "node-a", now_ms=clock.now_ms(), ttl_ms=600_000
+    )
+    assert lease is not None
     tick = TaskTick("cli.nightly", clock.now_ms(), clock.now_ms(), clock.now_ms())
-    assert await store.record_tick(tick, holder="node-a", now_ms=clock.now_ms())
+    assert await store.record_tick(tick, lease=lease, now_ms=clock.now_ms())
     leading = ferry("doctor", "--json").envelope
     [leader] = [c for c in leading["data"]["checks"] if c["name"] == "scheduler leader"]
     assert leader["ok"] and "node-a" in leader["detail"]
-    await store.release_leadership("node-a")
+    await store.leases.release(SCHEDULER_LEASE, "node-a")
     result = ferry("doctor", "--json")
     assert result.code == 1
     assert [f["code"] for f in result.envelope["findings"]] == ["X_NO_SCHEDULER_LEADER"]

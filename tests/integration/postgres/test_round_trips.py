@@ -90,7 +90,7 @@ async def test_every_queue_operation_is_one_statement(
     landed, again = await driver.settle_and_claim(settles, ClaimOptions("w", 30_000, limit=50))
     assert landed == [True] * 100 and len(again) == 50
     assert log.count_from_here() == 1
-    assert await driver.leases.acquire("k", holder="1", limit=2, ttl_ms=1_000)
+    assert await driver.slots.acquire("k", holder="1", limit=2, ttl_ms=1_000)
     assert log.count_from_here() == 1
 
 

@@ -111,13 +111,13 @@ async def test_the_settle_that_ends_a_run_frees_its_concurrency_slot(
         [send("first", concurrency_key="acct:1"), send("second", concurrency_key="acct:1")]
     )
     first, second = await driver.claim(ClaimOptions("w", 30_000, limit=2))
-    assert await driver.leases.acquire("acct:1", holder=first.id, limit=1, ttl_ms=30_000)
-    assert not await driver.leases.acquire("acct:1", holder=second.id, limit=1, ttl_ms=30_000)
+    assert await driver.slots.acquire("acct:1", holder=first.id, limit=1, ttl_ms=30_000)
+    assert not await driver.slots.acquire("acct:1", holder=second.id, limit=1, ttl_ms=30_000)
     assert await driver.ack(first.id, AckOptions("w"))
-    assert await driver.leases.holders("acct:1") == []
-    assert await driver.leases.acquire("acct:1", holder=second.id, limit=1, ttl_ms=30_000)
+    assert await driver.slots.holders("acct:1") == []
+    assert await driver.slots.acquire("acct:1", holder=second.id, limit=1, ttl_ms=30_000)
     assert await driver.nack(second.id, NackOptions("w", "deferred"))
-    assert await driver.leases.holders("acct:1") == []
+    assert await driver.slots.holders("acct:1") == []
 
 
 async def test_a_heartbeat_keeps_the_runs_concurrency_slot(
@@ -125,11 +125,11 @@ async def test_a_heartbeat_keeps_the_runs_concurrency_slot(
 ) -> None:
     await driver.enqueue(send("slow", concurrency_key="acct:2"))
     [held] = await driver.claim(ClaimOptions("w", 1_000))
-    assert await driver.leases.acquire("acct:2", holder=held.id, limit=1, ttl_ms=1_000)
+    assert await driver.slots.acquire("acct:2", holder=held.id, limit=1, ttl_ms=1_000)
     clock.advance("900ms")
     assert await driver.heartbeat(held.id, HeartbeatOptions("w", 1_000))
     clock.advance("900ms")
-    assert await driver.leases.holders("acct:2") == [held.id]
+    assert await driver.slots.holders("acct:2") == [held.id]
 
 
 async def test_uncounted_settles_give_the_attempt_back(driver: PostgresJobDriver) -> None:

@@ -8,6 +8,7 @@ from redis.asyncio import Redis
 from support.drivers import built
 from support.runs import send
 
+from ferry._admin.sessions import Sessions
 from ferry._clock import FrozenClock
 from ferry.drivers import RedisJobDriver
 from ferry.drivers.protocol import (
@@ -40,14 +41,14 @@ async def test_every_key_carries_the_hash_tag_and_prune_leaves_nothing_per_run(
     for n in range(60):
         await driver.enqueue(send(f"k{n}", queue=f"q{n % 3}", tenant="acme"))
     claimed = await driver.claim(ClaimOptions("w", 30_000, limit=60))
-    assert driver.leases is not None
+    assert driver.slots is not None
     for run in claimed:
-        await driver.leases.acquire(f"cap:{run.id}", holder=run.id, limit=1, ttl_ms=30_000)
+        await driver.slots.acquire(f"cap:{run.id}", holder=run.id, limit=1, ttl_ms=30_000)
         step = StepRecord("s", "run", 1, clock.now_ms(), clock.now_ms())
         assert await driver.steps.record(run.id, step, worker_id="w")
     landed = await driver.settle_many([(run.id, AckOptions("w")) for run in claimed])
     assert landed == [True] * 60
-    await driver.introspect.revoke_session("s", until_ms=clock.now_ms() + 1)
+    await Sessions(driver).revoke("s", until_ms=clock.now_ms() + 1)
     clock.advance("1d")
     report = await driver.prune(
         RetentionPolicy(completed_ms=0, dead_ms=0, published_outbox_ms=0, batch=7)

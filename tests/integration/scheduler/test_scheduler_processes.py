@@ -29,7 +29,8 @@ def now_ms() -> int:
 
 async def leader_row(db: asyncpg.Connection, schema: str) -> Any:
     return await db.fetchrow(
-        f'SELECT holder, acquired_at_ms, expires_at_ms FROM "{schema}".scheduler_leader'
+        f'SELECT holder, acquired_at_ms, expires_at_ms FROM "{schema}".leases '
+        "WHERE name = 'scheduler' AND expires_at_ms > 0"
     )
 
 
@@ -78,7 +79,8 @@ async def test_of_two_scheduler_processes_exactly_one_dispatches(
     start = now_ms()
     checked_through = start - start % MINUTE_MS - 3 * MINUTE_MS
     await db.execute(
-        f'INSERT INTO "{pg_schema}".scheduler_ticks (task, checked_through_ms) VALUES ($1, $2)',
+        f'INSERT INTO "{pg_schema}".records (space, key, value, updated_at_ms) '
+        "VALUES ('scheduler-ticks', $1, jsonb_build_array($2::bigint, null, null), 0)",
         "every_minute",
         checked_through,
     )
@@ -123,7 +125,8 @@ async def test_an_occurrence_due_under_a_killed_leaders_lease_fires_once_late_on
 
     async def first_sight() -> Any:
         return await db.fetchrow(
-            f'SELECT checked_through_ms FROM "{pg_schema}".scheduler_ticks WHERE task = $1',
+            "SELECT (value->>0)::bigint AS checked_through_ms "
+            f"FROM \"{pg_schema}\".records WHERE space = 'scheduler-ticks' AND key = $1",
             "new_year",
         )
 
@@ -139,7 +142,9 @@ async def test_an_occurrence_due_under_a_killed_leaders_lease_fires_once_late_on
     seen_through = seen["checked_through_ms"]
     [gap] = occurrences("0 0 1 1 *", "UTC", seen_through - YEAR_MS, seen_through)[-1:]
     await db.execute(
-        f'UPDATE "{pg_schema}".scheduler_ticks SET checked_through_ms = $2 WHERE task = $1',
+        f'UPDATE "{pg_schema}".records '
+        "SET value = jsonb_set(value, '{0}', to_jsonb($2::bigint)) "
+        "WHERE space = 'scheduler-ticks' AND key = $1",
         "new_year",
         gap - 1,
     )

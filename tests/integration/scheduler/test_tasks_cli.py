@@ -7,8 +7,8 @@ from typing import Any
 
 from support.processes import SCHEDULER_APP, ferry_env, run_ferry
 
+from ferry._scheduler import SCHEDULER_LEASE, SchedulerStore, TaskTick
 from ferry.drivers import PostgresJobDriver
-from ferry.drivers.protocol import TaskTick
 
 LIST_FIELDS = {
     "kind",
@@ -68,10 +68,11 @@ async def test_tasks_show_reads_the_last_fire_from_the_tick_row_and_adds_describ
     postgres_dsn: str, pg_schema: str, driver: PostgresJobDriver
 ) -> None:
     occurrence = int(time.time()) // 60 * 60_000
-    store = driver.scheduler
-    assert await store.acquire_leadership("seed", now_ms=occurrence, ttl_ms=600_000)
+    store = SchedulerStore(driver)
+    lease = await store.leases.acquire(SCHEDULER_LEASE, "seed", now_ms=occurrence, ttl_ms=600_000)
+    assert lease is not None
     tick = TaskTick("every_minute", occurrence, occurrence, occurrence + 250)
-    assert await store.record_tick(tick, holder="seed", now_ms=occurrence)
+    assert await store.record_tick(tick, lease=lease, now_ms=occurrence)
     document = envelope(postgres_dsn, pg_schema, "tasks", "show", "every_minute", "--count", "3")
     row = document["data"]
     assert set(row) == LIST_FIELDS | {"describe", "nextOccurrences"}

@@ -57,7 +57,7 @@ async def test_concurrent_claimers_on_one_file_claim_every_run_exactly_once(
 async def test_a_slot_limit_holds_across_drivers_racing_for_it(drivers: DriverFactory) -> None:
     fleet = [drivers() for _ in range(DRIVERS)]
     for round_ in range(5):
-        leases = [d.leases for d in fleet]
+        leases = [d.slots for d in fleet]
         won = await asyncio.gather(
             *(
                 lease.acquire(f"k{round_}", holder=f"h{i}", limit=2, ttl_ms=60_000)
@@ -65,7 +65,7 @@ async def test_a_slot_limit_holds_across_drivers_racing_for_it(drivers: DriverFa
             )
         )
         assert sum(won) == 2, won
-        assert len(await fleet[0].leases.holders(f"k{round_}")) == 2
+        assert len(await fleet[0].slots.holders(f"k{round_}")) == 2
 
 
 async def test_claims_racing_for_a_limit_one_key_take_its_slot_once(
@@ -83,7 +83,7 @@ async def test_claims_racing_for_a_limit_one_key_take_its_slot_once(
     [winner] = [i for i, batch in enumerate(batches) if batch]
     [only] = batches[winner]
     assert only.slot_held and sum(len(batch) for batch in batches) == 1
-    assert await fleet[1].leases.holders("keyed:acct-1") == [only.id]
+    assert await fleet[1].slots.holders("keyed:acct-1") == [only.id]
     # Its settle releases the slot in the same transaction: the next claim gets the key.
     assert await fleet[2].ack(only.id, AckOptions(f"w{winner}"))
     [following] = await fleet[3].claim(ClaimOptions("w9", 30_000, limit=5, limits=limits))

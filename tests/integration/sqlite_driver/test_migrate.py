@@ -102,7 +102,8 @@ async def test_a_ledger_row_that_is_not_the_shipped_file_is_drift(
 async def test_a_missing_ledger_row_whose_tables_exist_is_drift_and_the_fix_repairs_it(
     drivers: DriverFactory, db_path: Path
 ) -> None:
-    refused = await _refused_after(drivers, db_path, "DELETE FROM ferry_migrations")
+    lost = "DELETE FROM ferry_migrations WHERE version = 1"
+    refused = await _refused_after(drivers, db_path, lost)
     assert refused.code == "X_SCHEMA_DRIFT"
     assert "0001_initial" in refused.message and "already exists" in refused.message
     # The fix line carries the statement that records the row; running it repairs the ledger.

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from ferry._webhooks.ledger import RecordsWebhookLedger, WebhookLedger
 from ferry.drivers import PostgresJobDriver
-from ferry.drivers.protocol import WebhookLedger
 
 from .receiver import Receiver
 
@@ -15,7 +15,7 @@ from .receiver import Receiver
 @pytest.fixture
 def pg_ledger(driver: PostgresJobDriver) -> WebhookLedger:
     """The ledger of the test's Postgres driver (the one the harness runs on)."""
-    return driver.webhooks
+    return RecordsWebhookLedger(driver)
 
 
 @pytest.fixture

@@ -22,8 +22,9 @@ from ferry._webhooks import (
     verify_webhook,
     webhook,
 )
+from ferry._webhooks.ledger import RecordsWebhookLedger, WebhookLedger
 from ferry.drivers import memory_job_driver
-from ferry.drivers.protocol import ClaimOptions, RunDetail, WebhookLedger
+from ferry.drivers.protocol import ClaimOptions, RunDetail
 from ferry.errors import FerryError
 from ferry.testing import Harness
 
@@ -238,8 +239,9 @@ async def test_the_endpoint_is_disabled_after_disable_after_consecutive_failures
     harness: Harness, receiver: Receiver, pg_ledger: WebhookLedger, ledger_kind: str
 ) -> None:
     """Failures count across deliveries: a streak that spans two events disables. With no
-    ledger passed, the webhook keeps it in the running driver's own (``driver.webhooks``)."""
-    passed = None if ledger_kind == "the driver's own" else memory_job_driver().webhooks
+    ledger passed, the webhook keeps it in the running driver's own (on its records)."""
+    own = ledger_kind == "the driver's own"
+    passed = None if own else RecordsWebhookLedger(memory_job_driver())
     ledger = pg_ledger if passed is None else passed
     receiver.answer(*[500] * 10)
     hook = declare(

@@ -17,8 +17,9 @@ import pytest
 
 from ferry._jobs.policy import Retry
 from ferry._webhooks import new_webhook_secret
+from ferry._webhooks.ledger import WebhookLedger
 from ferry._webhooks.targets import CheckedTarget, transport_for
-from ferry.drivers.protocol import RunDetail, WebhookLedger
+from ferry.drivers.protocol import RunDetail
 from ferry.testing._harness import Harness
 
 from .receiver import Receiver

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 import asyncpg
 import pytest
+from support.core_only import CoreOnlyDriver
 from support.processes import Fleet
 from support.waiting import eventually
 
+from ferry._clock import SystemClock
 from ferry._jobs.facade import enqueue_many
 from ferry._worker import job_worker
-from ferry.drivers import MemoryJobDriver, PostgresJobDriver
+from ferry.drivers import PostgresJobDriver
 from ferry.errors import FerryError
 
 from . import app
@@ -95,17 +96,12 @@ async def test_when_busy_fail_fails_fast_with_x_concurrency_busy_instead_of_wait
     assert row["last_error_code"] == "X_CONCURRENCY_BUSY"
 
 
-class _NoLeasesDriver(MemoryJobDriver):
-    """A hand-written driver without a LeaseStore."""
-
-    @property
-    def leases(self) -> Any:
-        return None
-
-
-async def test_a_driver_without_leases_refuses_to_start_naming_every_job_with_concurrency() -> None:
+async def test_a_driver_without_slots_refuses_to_start_naming_every_job_with_concurrency() -> None:
+    """The spec's refusal, kept: a driver with no fleet slots (its ``LeaseStore``) can
+    only hold a cap per process, so it refuses every job that declared one."""
+    driver = CoreOnlyDriver(SystemClock())
     with pytest.raises(FerryError) as refused:
-        await job_worker(driver=_NoLeasesDriver(), jobs=[app.keyed, app.noop, app.capped]).start()
+        await job_worker(driver=driver, jobs=[app.keyed, app.noop, app.capped]).start()
     assert refused.value.code == "X_JOB_CONCURRENCY_UNENFORCEABLE"
     assert '"capped", "keyed"' in refused.value.message
     assert "noop" not in refused.value.message

@@ -8,9 +8,9 @@ import pytest
 from digest_tasks import digest_task, send_digest
 
 from ferry._clock import FrozenClock
-from ferry._scheduler import Dispatcher, LeaseLeader, planned_fires
+from ferry._scheduler import Dispatcher, SchedulerStore, planned_fires, scheduler_leader
 from ferry.drivers import MemoryJobDriver, memory_job_driver
-from ferry.drivers.protocol import RunFilter, SchedulerStore
+from ferry.drivers.protocol import RunFilter
 from ferry.errors import FerryError
 from ferry.tasks._declaration import TaskHandle
 from ferry.tasks._occurrences import occurrences
@@ -32,8 +32,8 @@ class Node:
         clock: FrozenClock,
         driver: MemoryJobDriver,
     ) -> None:
-        self.leader = LeaseLeader(store, holder=holder, clock=clock, ttl_ms=30_000)
-        self.dispatcher = Dispatcher(driver=driver, tasks=[task], holder=holder)
+        self.leader = scheduler_leader(store, holder, driver, ttl_ms=30_000)
+        self.dispatcher = Dispatcher(driver=driver, store=store, tasks=[task], leader=self.leader)
         self.clock = clock
 
     async def round(self) -> list[int]:
@@ -46,7 +46,7 @@ class Node:
 
 @pytest.fixture
 def store(driver: MemoryJobDriver) -> SchedulerStore:
-    return driver.scheduler
+    return SchedulerStore(driver)
 
 
 @pytest.fixture
@@ -220,8 +220,8 @@ async def test_one_tasks_broken_enqueue_does_not_stall_the_other_tasks(
     bad = TaskHandle(
         cron="0 3 * * *", tz="UTC", enqueue=broken, catch_up="skip", max_catch_up=10, name="bad"
     )
-    leader = LeaseLeader(store, holder="a", clock=clock)
-    dispatcher = Dispatcher(driver=driver, tasks=[bad, digest_task()], holder="a")
+    leader = scheduler_leader(store, "a", driver)
+    dispatcher = Dispatcher(driver=driver, store=store, tasks=[bad, digest_task()], leader=leader)
     assert await leader.acquire()
     await dispatcher.dispatch_round(clock.now_ms())
     clock.set(FIRST_3AM)

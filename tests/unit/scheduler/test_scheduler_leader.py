@@ -1,4 +1,4 @@
-"""Leader election by an expiring lease row, on a frozen clock."""
+"""Leader election by an expiring lease (the driver's ``LeaseStore``), on a frozen clock."""
 
 from __future__ import annotations
 
@@ -7,20 +7,27 @@ import logging
 import pytest
 
 from ferry._clock import FrozenClock
-from ferry._scheduler import LeaseLeader
+from ferry._scheduler import SCHEDULER_LEASE, LeaseLeader, SchedulerStore
 from ferry.drivers import memory_job_driver
-from ferry.drivers.protocol import SchedulerStore
 
 TTL = 30_000
 
 
 @pytest.fixture
 def store() -> SchedulerStore:
-    return memory_job_driver().scheduler
+    return SchedulerStore(memory_job_driver())
 
 
 def leader(store: SchedulerStore, clock: FrozenClock, holder: str) -> LeaseLeader:
-    return LeaseLeader(store, holder=holder, clock=clock, ttl_ms=TTL)
+    return LeaseLeader(
+        store.leases,
+        name=SCHEDULER_LEASE,
+        holder=holder,
+        clock=clock,
+        ttl_ms=TTL,
+        events="jobs.scheduler.leadership",
+        logger=logging.getLogger("ferry.scheduler"),
+    )
 
 
 async def test_the_first_node_to_ask_takes_the_lease(store: SchedulerStore) -> None:
@@ -78,7 +85,7 @@ async def test_leadership_lost_is_logged_once_and_the_node_keeps_polling(
     assert await a.acquire(), "the node that lost kept polling and takes the free row"
 
 
-async def test_release_deletes_the_row_so_a_standby_promotes_on_its_next_round(
+async def test_release_lapses_the_lease_so_a_standby_promotes_on_its_next_round(
     store: SchedulerStore,
 ) -> None:
     clock = FrozenClock()

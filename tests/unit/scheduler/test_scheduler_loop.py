@@ -1,5 +1,5 @@
 """The scheduler loop: rounds never overlap, SIGTERM drains the round in flight, then the
-lease row goes."""
+lease is released."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from digest_tasks import digest_task
 from support.waiting import blocked_in, eventually
 
 from ferry._clock import FrozenClock
-from ferry._scheduler import Scheduler
+from ferry._scheduler import Scheduler, SchedulerStore
 from ferry.drivers import MemoryJobDriver
-from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, RunFilter, SchedulerStore
+from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, RunFilter
 from ferry.errors import FerryError
 
 START = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -43,7 +43,7 @@ def clock() -> FrozenClock:
 
 @pytest.fixture
 def store(driver: GatedDriver) -> SchedulerStore:
-    return driver.scheduler
+    return SchedulerStore(driver)
 
 
 @pytest.fixture

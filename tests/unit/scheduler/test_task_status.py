@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from digest_tasks import digest_task
 
 from ferry._operations.schedules import render_instant, task_status
-from ferry.drivers.protocol import TaskTick
+from ferry._scheduler import TaskTick
 
 LIST_FIELDS = {
     "kind",

@@ -1,4 +1,4 @@
-"""The in-process driver: every ``JobDriver`` member over plain dictionaries."""
+"""The in-process driver: the SQLite driver on an in-memory database."""
 
 from ferry.drivers._memory.driver import MemoryJobDriver, memory_job_driver
 

@@ -18,24 +18,22 @@ from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._columns import (
     array_columns,
-    claimed_of,
     json_text,
     progress_columns,
+    run_of,
     run_pk,
 )
 from ferry.drivers._ledger import LedgerState, Migration
-from ferry.drivers._postgres.backfills import PostgresBackfillLedger
 from ferry.drivers._postgres.database import Database, Pool
 from ferry.drivers._postgres.introspect import PostgresIntrospection
-from ferry.drivers._postgres.leases import PostgresLeaseStore
 from ferry.drivers._postgres.ledger import known_migrations
 from ferry.drivers._postgres.location import pool_location, store_location
 from ferry.drivers._postgres.outbox import PostgresOutbox
-from ferry.drivers._postgres.scheduler import PostgresSchedulerStore
+from ferry.drivers._postgres.records import PostgresLeaseStore, PostgresRecordStore
+from ferry.drivers._postgres.slots import PostgresSlotStore
 from ferry.drivers._postgres.steps import PostgresStepStore
 from ferry.drivers._postgres.transfer import PostgresTransfer
 from ferry.drivers._postgres.wake import ChannelWake, Listener
-from ferry.drivers._postgres.webhooks import PostgresWebhookLedger
 from ferry.drivers._refusals import shared_connection
 from ferry.drivers._retention import pruned_in_batches
 from ferry.drivers.protocol import (
@@ -82,13 +80,13 @@ class PostgresJobDriver(DerivedCalls):
             self._db.listen_session, [queries.channel, queries.outbox_channel], clock=clock
         )
         self._steps = PostgresStepStore(self._db)
-        self._leases = PostgresLeaseStore(self._db)
-        self._backfills = PostgresBackfillLedger(self._db)
-        self._introspect = PostgresIntrospection(self._db)
-        self._scheduler = PostgresSchedulerStore(self._db)
-        self._outbox = PostgresOutbox(self._db, lambda: self._channel(queries.outbox_channel))
-        self._webhooks = PostgresWebhookLedger(self._db)
-        self._transfer = PostgresTransfer(self._db)
+        # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
+        self.slots = PostgresSlotStore(self._db)
+        self.leases = PostgresLeaseStore(self._db)
+        self.records = PostgresRecordStore(self._db)
+        self.introspect = PostgresIntrospection(self._db)
+        self.outbox = PostgresOutbox(self._db, lambda: self._channel(queries.outbox_channel))
+        self.transfer = PostgresTransfer(self._db)
         self._location = (
             store_location(target, queries.schema)
             if isinstance(target, str)
@@ -130,34 +128,6 @@ class PostgresJobDriver(DerivedCalls):
     def steps(self) -> PostgresStepStore:
         return self._steps
 
-    @property
-    def backfills(self) -> PostgresBackfillLedger:
-        return self._backfills
-
-    @property
-    def leases(self) -> PostgresLeaseStore:
-        return self._leases
-
-    @property
-    def introspect(self) -> PostgresIntrospection:
-        return self._introspect
-
-    @property
-    def scheduler(self) -> PostgresSchedulerStore:
-        return self._scheduler
-
-    @property
-    def outbox(self) -> PostgresOutbox:
-        return self._outbox
-
-    @property
-    def webhooks(self) -> PostgresWebhookLedger:
-        return self._webhooks
-
-    @property
-    def transfer(self) -> PostgresTransfer:
-        return self._transfer
-
     async def open(self) -> None:
         """Connect and apply pending migrations; every other method does this first."""
         await self._db.open()
@@ -172,7 +142,7 @@ class PostgresJobDriver(DerivedCalls):
 
     async def database_now_ms(self) -> int:
         """The server's wall clock, in epoch ms (``ferry doctor``'s skew check)."""
-        return await self._introspect.server_now_ms()
+        return await self.introspect.server_now_ms()
 
     def wake(self) -> ChannelWake:
         """This driver's one LISTEN session, on the runs channel; listening once called."""
@@ -267,7 +237,7 @@ class PostgresJobDriver(DerivedCalls):
                 pk is not None and pk in landed and first
                 for pk, first in zip(pks, firsts, strict=True)
             ],
-            [claimed_of(row, slot_held=row["slot_held"]) for row in rows if row["claimed"]],
+            [run_of(ClaimedJob, row) for row in rows if row["claimed"]],
         )
 
     async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
@@ -292,7 +262,7 @@ class PostgresJobDriver(DerivedCalls):
         ]
 
     async def stats(self) -> list[QueueStats]:
-        return await self._introspect.stats()
+        return await self.introspect.stats()
 
     async def prune(self, policy: RetentionPolicy) -> PruneReport:
         """Delete in batches of ``policy.batch`` rows (short transactions, short locks)
@@ -318,7 +288,8 @@ class PostgresJobDriver(DerivedCalls):
             dead=await batches("prune_jobs", policy.dead_ms, ["dead"]),
             slots=await pool.fetchval(self._db.queries["prune_lease_slots"], now),
             outbox=await batches("outbox_prune", policy.published_outbox_ms),
-            webhook_attempts=await batches("prune_webhook_attempts", policy.webhook_attempts_ms),
+            webhook_attempts=await batches("prune_log", policy.webhook_attempts_ms),
+            records=await batches("prune_records", 0),
         )
 
     async def close(self) -> None:

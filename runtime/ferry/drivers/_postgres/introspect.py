@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from ferry._names import check_name
-from ferry.drivers._columns import detail_of, latency_of, queue_stats_of, run_pk, summary_of
+from ferry.drivers._columns import latency_of, queue_stats_of, run_of, run_pk
 from ferry.drivers._postgres.database import Database
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
 from ferry.drivers.protocol import (
@@ -43,7 +43,7 @@ class PostgresIntrospection:
             f.lease_expired,
             self._db.clock.now_ms(),
         )
-        return [summary_of(row) for row in rows]
+        return [run_of(RunSummary, row) for row in rows]
 
     async def get_run(self, job_id: str) -> RunDetail | None:
         pk = run_pk(job_id)
@@ -52,7 +52,7 @@ class PostgresIntrospection:
         if row is None:
             return None
         steps = [StepRecord(**step) for step in json.loads(row["steps"])]
-        return detail_of(row, steps)
+        return run_of(RunDetail, row, steps=tuple(steps))
 
     async def retry_run(self, job_id: str) -> None:
         await self._transition(job_id, "run_retry", "retried", "dead or cancelled")
@@ -80,17 +80,6 @@ class PostgresIntrospection:
         pool = await self._db.pool()
         rows = await pool.fetch(self._db.queries["recent_latencies"], max(limit, 0))
         return [latency_of(row) for row in rows]
-
-    async def revoke_session(self, session: str, *, until_ms: int) -> None:
-        pool = await self._db.pool()
-        now = self._db.clock.now_ms()
-        await pool.execute(self._db.queries["session_revoke"], session, until_ms, now)
-
-    async def session_revoked(self, session: str) -> bool:
-        pool = await self._db.pool()
-        now = self._db.clock.now_ms()
-        revoked: bool = await pool.fetchval(self._db.queries["session_revoked"], session, now)
-        return revoked
 
     async def server_now_ms(self) -> int:
         """The database server's wall clock, in epoch ms (for the clock-skew check)."""

@@ -16,12 +16,13 @@ from ferry.drivers._columns import (
     array_columns,
     json_text,
     progress_columns,
+    run_of,
     run_pk,
     step_columns,
     step_of,
 )
 from ferry.drivers._postgres.database import Database
-from ferry.drivers._transfer import answer_for, moved_of
+from ferry.drivers._transfer import answer_for
 from ferry.drivers.protocol import ImportResult, MovedRun, StepRecord
 
 Connection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
@@ -57,7 +58,10 @@ class PostgresTransfer:
             pks = [int(row["id"]) for row in rows]
             for step in await pool.fetch(self._db.queries["step_load"], pks):
                 steps[step["job_id"]].append(step_of(step))
-        return [moved_of(row, steps[row["id"]]) for row in rows]
+        return [
+            run_of(MovedRun, row, state=row["moving_from"], steps=tuple(steps[row["id"]]))
+            for row in rows
+        ]
 
     async def import_runs(self, runs: Sequence[MovedRun]) -> list[ImportResult]:
         if not runs:

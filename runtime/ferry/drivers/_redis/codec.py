@@ -7,12 +7,20 @@ present (``lua/lib.lua``'s ``opt``), so an empty string stays distinguishable fr
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from ferry._payload import json_text
-from ferry.drivers.protocol import JobError, JsonValue, Progress, StepRecord
+from ferry.drivers.protocol import JsonValue, Progress, StepRecord
 
-__all__ = ["from_json_text", "json_text", "opt", "optional_int", "progress_args"]
+__all__ = [
+    "columns_of",
+    "from_json_text",
+    "json_text",
+    "opt",
+    "optional_int",
+    "progress_args",
+]
 
 
 def opt(value: object) -> str:
@@ -35,15 +43,43 @@ def optional_int(value: str | None) -> int | None:
     return None if value is None else int(value)
 
 
-def progress_of(run: dict[str, str]) -> Progress | None:
-    """The run's last reported progress, if any."""
-    current, total = run.get("pcur"), run.get("ptot")
-    return None if current is None or total is None else Progress(int(current), int(total))
+_COLUMNS = {
+    "key": "idempotency_key",
+    "ckey": "concurrency_key",
+    "run_at": "run_at_ms",
+    "created": "created_at_ms",
+    "updated": "updated_at_ms",
+    "lease": "lease_expires_at_ms",
+    "finished": "finished_at_ms",
+    "cancel_req": "cancel_requested_at_ms",
+    "err_code": "last_error_code",
+    "err_msg": "last_error_message",
+    "pcur": "progress_current",
+    "ptot": "progress_total",
+}
+"""A run hash's fields by the column names of the SQL drivers (the others are alike)."""
+_INTEGERS = {
+    "attempts", "max_attempts", "priority", "run_at_ms", "created_at_ms", "updated_at_ms",
+    "lease_expires_at_ms", "finished_at_ms", "cancel_requested_at_ms", "progress_current",
+    "progress_total",
+}  # fmt: skip
+_OPTIONAL = (
+    "tenant", "actor", "concurrency_key", "locked_by", "lease_expires_at_ms", "result",
+    "last_error_code", "last_error_message", "progress_current", "progress_total",
+    "finished_at_ms", "cancel_requested_at_ms",
+)  # fmt: skip
 
 
-def error_of(code: str | None, message: str | None) -> JobError | None:
-    """The run's last error, if it has one."""
-    return None if code is None else JobError(code, message or "")
+def columns_of(job_id: str, run: Mapping[str, Any]) -> dict[str, Any]:
+    """A run as Redis keeps it (its hash, or a script's reply named alike) as the columns
+    ``ferry.drivers._columns.run_of`` reads: the SQL drivers' names, integers as integers,
+    an absent optional field as None."""
+    columns: dict[str, Any] = dict.fromkeys(_OPTIONAL)
+    for field, value in run.items():
+        name = _COLUMNS.get(field, field)
+        columns[name] = int(value) if name in _INTEGERS and value is not None else value
+    columns["id"] = job_id
+    return columns
 
 
 def step_document(step: StepRecord) -> str:

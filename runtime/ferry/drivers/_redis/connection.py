@@ -21,7 +21,9 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
+from ferry._clock import Clock
 from ferry.drivers._redis.keyspace import Keyspace, client_location, store_location
+from ferry.drivers._redis.migrate import apply_migrations
 from ferry.drivers._redis.scripts import Scripts
 from ferry.drivers._urls import redacted, scrubbed
 from ferry.errors import FerryError
@@ -36,8 +38,9 @@ wrong password — AuthenticationError is a ConnectionError —, a database inde
 class Connection:
     """One client for every store of a driver, and its scripts."""
 
-    def __init__(self, target: str | Redis, *, keys: Keyspace) -> None:
+    def __init__(self, target: str | Redis, *, keys: Keyspace, clock: Clock) -> None:
         self.keys = keys
+        self.clock = clock
         self._url = target if isinstance(target, str) else None
         self._client: Redis | None = None if isinstance(target, str) else _borrowed(target)
         self._owned = isinstance(target, str)
@@ -60,29 +63,38 @@ class Connection:
         return await self._scripts.run(name, *args)
 
     async def open(self) -> None:
-        """Connect (once) and check the server answers; refuses an unusable one."""
+        """Connect (once), check the server answers and apply pending keyspace migrations;
+        refuses an unusable server or a keyspace this ferry must not use."""
         self.check_open()
         async with self._opening:
             if self._scripts is not None:
                 return
-            client = self._client or _client_for(self._url or "")
-            try:
-                await client.ping()
-            except _UNREACHABLE as error:
-                if self._owned:
-                    await client.aclose()
-                where = f" at {redacted(self._url)}" if self._url else ""
-                raise FerryError(
-                    "X_DB_UNREACHABLE",
-                    f"cannot connect to redis{where}: "
-                    f"{type(error).__name__}: {scrubbed(str(error), self._url)}",
-                    "check DATABASE_URL (or --database-url): the host and port, that "
-                    "redis-server is up and reachable from here, the password and the "
-                    "database number",
-                ) from None
-            self._client = client
+            client = await self.reached()
+            await apply_migrations(client, self.keys, self.clock)
             self._scripts = Scripts(client, self.keys.tag)
             await _warn_unless_durable(client)
+
+    async def reached(self) -> Redis:
+        """The client, once it answered a ping — nothing applied through it yet (what
+        ``ferry doctor`` reads with); refuses an unreachable server."""
+        self.check_open()
+        client = self._client or _client_for(self._url or "")
+        try:
+            await client.ping()
+        except _UNREACHABLE as error:
+            if self._owned:
+                await client.aclose()
+            where = f" at {redacted(self._url)}" if self._url else ""
+            raise FerryError(
+                "X_DB_UNREACHABLE",
+                f"cannot connect to redis{where}: "
+                f"{type(error).__name__}: {scrubbed(str(error), self._url)}",
+                "check DATABASE_URL (or --database-url): the host and port, that "
+                "redis-server is up and reachable from here, the password and the "
+                "database number",
+            ) from None
+        self._client = client
+        return client
 
     # Typed reads: the client answers text (decode_responses=True), which redis-py's
     # annotations cannot know.

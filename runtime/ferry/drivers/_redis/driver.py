@@ -21,19 +21,19 @@ from redis.asyncio import Redis
 from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
+from ferry.drivers._columns import run_of
 from ferry.drivers._ledger import LedgerState, Migration
-from ferry.drivers._redis.backfills import RedisBackfillLedger
-from ferry.drivers._redis.codec import from_json_text, json_text, opt, progress_args
+from ferry.drivers._redis.codec import columns_of, json_text, opt, progress_args
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
-from ferry.drivers._redis.leases import RedisLeaseStore
+from ferry.drivers._redis.migrate import apply_migrations, known_migrations, read_ledger
 from ferry.drivers._redis.outbox import RedisOutbox
-from ferry.drivers._redis.scheduler import RedisSchedulerStore
+from ferry.drivers._redis.records import RedisLeaseStore, RedisRecordStore
+from ferry.drivers._redis.slots import RedisSlotStore
 from ferry.drivers._redis.steps import RedisStepStore
 from ferry.drivers._redis.transfer import RedisTransfer
 from ferry.drivers._redis.wake import PubSubListener
-from ferry.drivers._redis.webhooks import RedisWebhookLedger
 from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._retention import pruned_in_batches
 from ferry.drivers._wake import ChannelWake
@@ -63,22 +63,22 @@ class RedisJobDriver(DerivedCalls):
         self._clock = clock
         self._max_payload_bytes = payload_limit(max_payload_bytes)
         self._keys = Keyspace(prefix)
-        self._connection = Connection(target, keys=self._keys)
+        self._connection = Connection(target, keys=self._keys, clock=clock)
         self._listener = PubSubListener(
             self._connection.client,
             [self._keys.runs_channel, self._keys.outbox_channel],
             clock=clock,
         )
         self._steps = RedisStepStore(self._connection, clock)
-        self._leases = RedisLeaseStore(self._connection, clock)
-        self._backfills = RedisBackfillLedger(self._connection)
-        self._introspect = RedisIntrospection(self._connection, clock)
-        self._scheduler = RedisSchedulerStore(self._connection)
-        self._outbox = RedisOutbox(
+        # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
+        self.slots = RedisSlotStore(self._connection, clock)
+        self.leases = RedisLeaseStore(self._connection)
+        self.records = RedisRecordStore(self._connection)
+        self.introspect = RedisIntrospection(self._connection, clock)
+        self.outbox = RedisOutbox(
             self._connection, clock, lambda: self._channel(self._keys.outbox_channel)
         )
-        self._webhooks = RedisWebhookLedger(self._connection)
-        self._transfer = RedisTransfer(self._connection, clock)
+        self.transfer = RedisTransfer(self._connection, clock)
 
     @property
     def name(self) -> str:
@@ -103,36 +103,8 @@ class RedisJobDriver(DerivedCalls):
         return self._connection.location
 
     @property
-    def transfer(self) -> RedisTransfer:
-        return self._transfer
-
-    @property
     def steps(self) -> RedisStepStore:
         return self._steps
-
-    @property
-    def leases(self) -> RedisLeaseStore:
-        return self._leases
-
-    @property
-    def introspect(self) -> RedisIntrospection:
-        return self._introspect
-
-    @property
-    def scheduler(self) -> RedisSchedulerStore:
-        return self._scheduler
-
-    @property
-    def outbox(self) -> RedisOutbox:
-        return self._outbox
-
-    @property
-    def webhooks(self) -> RedisWebhookLedger:
-        return self._webhooks
-
-    @property
-    def backfills(self) -> RedisBackfillLedger:
-        return self._backfills
 
     @property
     def where(self) -> str:
@@ -141,24 +113,25 @@ class RedisJobDriver(DerivedCalls):
 
     @property
     def migrations(self) -> tuple[Migration, ...]:
-        """None: Redis keeps no schema to migrate."""
-        return ()
+        """Every keyspace migration this ferry ships for Redis (``migrate``)."""
+        return known_migrations()
 
     async def open(self) -> None:
         """Connect and check the server answers; every other method does this first."""
         await self._connection.open()
 
     async def migrate(self) -> list[int]:
-        """Redis keeps no schema: nothing to apply (it connects, so that a bad URL or an
-        unreachable server is refused here as on Postgres). Answers no versions."""
-        await self._connection.open()
-        return []
+        """Apply pending keyspace migrations now; answers the versions this call applied
+        (opening applies them too, so after ``open`` there are none left)."""
+        client = await self._connection.reached()  # not opened: opening would apply them
+        return [m.version for m in await apply_migrations(client, self._keys, self._clock)]
 
     async def inspect(self) -> tuple[str, LedgerState]:
-        """What ``ferry doctor`` reports: the server's version, and a ledger with nothing
-        to judge."""
-        info = await (await self._connection.client()).info("server")
-        return f"Redis {info['redis_version']}", LedgerState((), (), None)
+        """What ``ferry doctor`` reports: the server's version and the keyspace's judged
+        ledger, read without applying anything."""
+        client = await self._connection.reached()
+        info = await client.info("server")
+        return f"Redis {info['redis_version']}", await read_ledger(client, self._keys)
 
     async def database_now_ms(self) -> int:
         """The server's clock (``TIME``), for the skew check."""
@@ -253,7 +226,7 @@ class RedisJobDriver(DerivedCalls):
         ]
 
     async def stats(self) -> list[QueueStats]:
-        return await self._introspect.stats()
+        return await self.introspect.stats()
 
     async def prune(self, policy: RetentionPolicy) -> PruneReport:
         """Delete in batches of ``policy.batch`` (each batch one short script) until a
@@ -275,7 +248,8 @@ class RedisJobDriver(DerivedCalls):
             dead=await batches("prune_runs", policy.dead_ms, "dead"),
             slots=await batches("slots_prune", 0),
             outbox=await batches("outbox_prune", policy.published_outbox_ms),
-            webhook_attempts=await batches("webhook_prune", policy.webhook_attempts_ms),
+            webhook_attempts=await batches("log_prune", policy.webhook_attempts_ms),
+            records=await batches("records_prune", 0),
         )
 
     async def close(self) -> None:
@@ -356,25 +330,17 @@ def _renewal(answer: int) -> RenewalAnswer:
     return RenewalAnswer(landed=answer > 0, cancel_requested=answer == 2)
 
 
+_CLAIMED = (
+    "name", "queue", "payload", "key", "attempts", "max_attempts", "tenant", "actor", "ckey",
+    "run_at", "created", "lease",
+)  # fmt: skip
+"""The fields a claim answers after the run's id, in order (then whether its slot is held)."""
+
+
 def _claimed(row: list[Any]) -> ClaimedJob:
-    (job_id, name, queue, payload, key, attempt, max_attempts, tenant, actor, ckey, run_at,
-     created, lease, slot_held) = row  # fmt: skip
-    return ClaimedJob(
-        id=str(job_id),
-        name=name,
-        queue=queue,
-        payload=from_json_text(payload),
-        idempotency_key=key,
-        attempt=int(attempt),
-        max_attempts=int(max_attempts),
-        tenant=tenant,
-        actor=actor,
-        concurrency_key=ckey,
-        run_at_ms=int(run_at),
-        created_at_ms=int(created),
-        lease_expires_at_ms=int(lease),
-        slot_held=bool(slot_held),
-    )
+    job_id, *values, slot_held = row
+    columns = columns_of(str(job_id), dict(zip(_CLAIMED, values, strict=True)))
+    return run_of(ClaimedJob, columns, slot_held=bool(slot_held))
 
 
 def redis_job_driver(

@@ -12,14 +12,8 @@ from collections.abc import Mapping, Sequence
 
 from ferry._clock import Clock
 from ferry._names import check_name
-from ferry.drivers._redis.codec import (
-    error_of,
-    from_json_text,
-    opt,
-    optional_int,
-    progress_of,
-    steps_of,
-)
+from ferry.drivers._columns import run_of
+from ferry.drivers._redis.codec import columns_of, opt, optional_int, steps_of
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.keyspace import run_id
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
@@ -101,20 +95,7 @@ class RedisIntrospection:
         )
         if not run:
             return None
-        return RunDetail(
-            summary=_summary_of(known, run),
-            payload=from_json_text(run["payload"]),
-            idempotency_key=run["key"],
-            actor=run.get("actor"),
-            concurrency_key=run.get("ckey"),
-            locked_by=run.get("locked_by"),
-            lease_expires_at_ms=optional_int(run.get("lease")),
-            result=from_json_text(run.get("result")),
-            progress=progress_of(run),
-            finished_at_ms=optional_int(run.get("finished")),
-            steps=tuple(steps_of(steps)),
-            cancel_requested_at_ms=optional_int(run.get("cancel_req")),
-        )
+        return run_of(RunDetail, columns_of(known, run), steps=tuple(steps_of(steps)))
 
     async def retry_run(self, job_id: str) -> None:
         await self._transition(job_id, "run_retry", "retried", "dead or cancelled")
@@ -166,15 +147,6 @@ class RedisIntrospection:
             for job_id, queue, name, state, finished, run_at in rows
         ]
 
-    async def revoke_session(self, session: str, *, until_ms: int) -> None:
-        await self._connection.run("session_revoke", session, until_ms, self._clock.now_ms())
-
-    async def session_revoked(self, session: str) -> bool:
-        [until] = await self._connection.commands(
-            ("ZSCORE", self._connection.keys("sessions"), session)
-        )
-        return until is not None and float(until) > self._clock.now_ms()
-
     async def server_now_ms(self) -> int:
         """The Redis server's wall clock, in epoch ms (for the clock-skew check)."""
         [(seconds, micros)] = await self._connection.commands(("TIME",))
@@ -219,29 +191,13 @@ class RedisIntrospection:
         return before
 
 
-def _summary(row: list[str | None]) -> RunSummary:
-    (job_id, name, queue, state, attempts, max_attempts, tenant, run_at, created, updated,
-     error_code, error_message) = row  # fmt: skip
-    return RunSummary(
-        id=str(job_id),
-        name=str(name),
-        queue=str(queue),
-        state=state,  # type: ignore[arg-type]
-        attempts=int(attempts or 0),
-        max_attempts=int(max_attempts or 0),
-        tenant=tenant,
-        run_at_ms=int(run_at or 0),
-        created_at_ms=int(created or 0),
-        updated_at_ms=int(updated or 0),
-        last_error=error_of(error_code, error_message),
-    )
-
-
-_SUMMARY_FIELDS = (
+_SUMMARY = (
     "name", "queue", "state", "attempts", "max_attempts", "tenant", "run_at", "created",
     "updated", "err_code", "err_msg",
 )  # fmt: skip
+"""The fields ``runs_page`` answers after each run's id, in order."""
 
 
-def _summary_of(job_id: str, run: dict[str, str]) -> RunSummary:
-    return _summary([job_id, *(run.get(field) for field in _SUMMARY_FIELDS)])
+def _summary(row: list[str | None]) -> RunSummary:
+    job_id, *values = row
+    return run_of(RunSummary, columns_of(str(job_id), dict(zip(_SUMMARY, values, strict=True))))

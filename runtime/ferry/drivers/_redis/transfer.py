@@ -12,14 +12,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ferry._clock import Clock
+from ferry.drivers._columns import run_of
 from ferry.drivers._redis.codec import (
-    error_of,
+    columns_of,
     from_json_text,
     json_text,
     opt,
-    optional_int,
     progress_args,
-    progress_of,
     step_document,
     steps_of,
 )
@@ -152,24 +151,5 @@ def _judged(run: MovedRun, answer: list[Any]) -> ImportResult:
 
 def _moved(row: list[Any], steps: dict[str, str]) -> MovedRun:
     job_id, *values = row
-    run: dict[str, Any] = dict(zip(_MOVED, values, strict=True))
-    return MovedRun(
-        id=str(job_id),
-        name=run["name"],
-        queue=run["queue"],
-        payload=from_json_text(run["payload"]),
-        idempotency_key=run["key"],
-        state=run["moving_from"],
-        attempts=int(run["attempts"]),
-        max_attempts=int(run["max_attempts"]),
-        priority=int(run["priority"]),
-        run_at_ms=int(run["run_at"]),
-        tenant=run["tenant"],
-        actor=run["actor"],
-        concurrency_key=run["ckey"],
-        last_error=error_of(run["err_code"], run["err_msg"]),
-        progress=progress_of(run),
-        created_at_ms=int(run["created"]),
-        finished_at_ms=optional_int(run["finished"]),
-        steps=tuple(steps_of(steps)),
-    )
+    columns = columns_of(str(job_id), dict(zip(_MOVED, values, strict=True)))
+    return run_of(MovedRun, columns, state=columns["moving_from"], steps=tuple(steps_of(steps)))

@@ -64,7 +64,9 @@ def check_sqlite_version() -> None:
 def open_connection(target: SqliteTarget, role: Role) -> sqlite3.Connection:
     """A ``sqlite3`` connection to ``target`` set up for ``role``: autocommit (the driver
     writes ``BEGIN IMMEDIATE`` itself), rows read by column name, the busy timeout."""
-    if role in ("watcher", "inspector"):
+    if target.memory:
+        connection = sqlite3.connect(":memory:", isolation_level=None)
+    elif role in ("watcher", "inspector"):
         mode = "ro" if role == "inspector" else "rw"
         uri = f"file:{quote(str(target.path))}?mode={mode}"
         connection = sqlite3.connect(uri, uri=True, isolation_level=None)
@@ -73,7 +75,7 @@ def open_connection(target: SqliteTarget, role: Role) -> sqlite3.Connection:
     try:
         connection.row_factory = sqlite3.Row
         connection.execute(f"PRAGMA busy_timeout = {target.busy_timeout_ms}")
-        if role == "writer":
+        if role == "writer" and not target.memory:
             # WAL: readers never block the writer nor it them, and a commit appends to the
             # log instead of rewriting pages. It is a property of the file, kept across
             # connections, so the application's connections use it too.

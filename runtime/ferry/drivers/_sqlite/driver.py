@@ -22,19 +22,17 @@ from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._refusals import shared_connection
 from ferry.drivers._retention import pruned_in_batches
 from ferry.drivers._sqlite import runs
-from ferry.drivers._sqlite.backfills import SqliteBackfillLedger
 from ferry.drivers._sqlite.database import Database
 from ferry.drivers._sqlite.introspect import SqliteIntrospection
 from ferry.drivers._sqlite.joined import joined_connection
-from ferry.drivers._sqlite.leases import SqliteLeaseStore
 from ferry.drivers._sqlite.migrate import known_migrations
 from ferry.drivers._sqlite.outbox import SqliteOutbox
-from ferry.drivers._sqlite.scheduler import SqliteSchedulerStore
+from ferry.drivers._sqlite.records import SqliteLeaseStore, SqliteRecordStore
+from ferry.drivers._sqlite.slots import SqliteSlotStore
 from ferry.drivers._sqlite.steps import SqliteStepStore
-from ferry.drivers._sqlite.target import Synchronous, sqlite_target
+from ferry.drivers._sqlite.target import SqliteTarget, Synchronous, sqlite_target
 from ferry.drivers._sqlite.transfer import SqliteTransfer
 from ferry.drivers._sqlite.wake import DEFAULT_WAKE_POLL_MS, CommitWatcher, SqliteWake
-from ferry.drivers._sqlite.webhooks import SqliteWebhookLedger
 from ferry.drivers.protocol import (
     ClaimedJob,
     ClaimOptions,
@@ -54,33 +52,23 @@ class SqliteJobDriver(DerivedCalls):
     """Every stored thing of ferry in one SQLite file, over a writer and a reader."""
 
     def __init__(
-        self,
-        path_or_url: str | os.PathLike[str],
-        *,
-        clock: Clock,
-        synchronous: Synchronous | None,
-        busy_timeout_ms: int | None,
-        wake_poll_ms: int,
-        max_payload_bytes: int,
+        self, target: SqliteTarget, *, clock: Clock, wake_poll_ms: int, max_payload_bytes: int
     ) -> None:
         require_count(
             wake_poll_ms, what="sqlite wake_poll_ms {}", fix="pass wake_poll_ms=20 (the default)"
         )
         self._clock = clock
         self._max_payload_bytes = payload_limit(max_payload_bytes)
-        target = sqlite_target(
-            path_or_url, synchronous=synchronous, busy_timeout_ms=busy_timeout_ms
-        )
         self._db = Database(target, clock=clock)
         self._watcher = CommitWatcher(target, clock=clock, poll_ms=wake_poll_ms)
         self._steps = SqliteStepStore(self._db)
-        self._leases = SqliteLeaseStore(self._db)
-        self._backfills = SqliteBackfillLedger(self._db)
-        self._introspect = SqliteIntrospection(self._db, self._watcher.runs.announce)
-        self._scheduler = SqliteSchedulerStore(self._db)
-        self._outbox = SqliteOutbox(self._db, self._watcher.outbox, self._watch)
-        self._webhooks = SqliteWebhookLedger(self._db)
-        self._transfer = SqliteTransfer(self._db, self._watcher.runs.announce)
+        # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
+        self.slots = SqliteSlotStore(self._db)
+        self.leases = SqliteLeaseStore(self._db)
+        self.records = SqliteRecordStore(self._db)
+        self.introspect = SqliteIntrospection(self._db, self._watcher.runs.announce)
+        self.outbox = SqliteOutbox(self._db, self._watcher.outbox, self._watch)
+        self.transfer = SqliteTransfer(self._db, self._watcher.runs.announce)
 
     @property
     def name(self) -> str:
@@ -114,34 +102,6 @@ class SqliteJobDriver(DerivedCalls):
     @property
     def steps(self) -> SqliteStepStore:
         return self._steps
-
-    @property
-    def backfills(self) -> SqliteBackfillLedger:
-        return self._backfills
-
-    @property
-    def leases(self) -> SqliteLeaseStore:
-        return self._leases
-
-    @property
-    def introspect(self) -> SqliteIntrospection:
-        return self._introspect
-
-    @property
-    def scheduler(self) -> SqliteSchedulerStore:
-        return self._scheduler
-
-    @property
-    def outbox(self) -> SqliteOutbox:
-        return self._outbox
-
-    @property
-    def webhooks(self) -> SqliteWebhookLedger:
-        return self._webhooks
-
-    @property
-    def transfer(self) -> SqliteTransfer:
-        return self._transfer
 
     @property
     def migrations(self) -> tuple[Migration, ...]:
@@ -253,7 +213,7 @@ class SqliteJobDriver(DerivedCalls):
         )
 
     async def stats(self) -> list[QueueStats]:
-        return await self._introspect.stats()
+        return await self.introspect.stats()
 
     async def prune(self, policy: RetentionPolicy) -> PruneReport:
         """Delete in batches of ``policy.batch`` rows, each its own short transaction, until
@@ -275,7 +235,8 @@ class SqliteJobDriver(DerivedCalls):
             dead=await batches("prune_dead", policy.dead_ms),
             slots=await self._db.changes("prune_lease_slots", {"now": now}),
             outbox=await batches("outbox_prune", policy.published_outbox_ms),
-            webhook_attempts=await batches("prune_webhook_attempts", policy.webhook_attempts_ms),
+            webhook_attempts=await batches("prune_log", policy.webhook_attempts_ms),
+            records=await batches("prune_records", 0),
         )
 
     async def close(self) -> None:
@@ -302,11 +263,10 @@ def sqlite_job_driver(
     ``wake_poll_ms`` (default 20) bounds how late an idle worker hears of another
     process's commit. ``max_payload_bytes`` limits one payload's JSON text (1 MiB).
     """
+    target = sqlite_target(path_or_url, synchronous=synchronous, busy_timeout_ms=busy_timeout_ms)
     return SqliteJobDriver(
-        path_or_url,
+        target,
         clock=clock or SystemClock(),
-        synchronous=synchronous,
-        busy_timeout_ms=busy_timeout_ms,
         wake_poll_ms=wake_poll_ms,
         max_payload_bytes=max_payload_bytes,
     )

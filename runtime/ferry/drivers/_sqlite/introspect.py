@@ -12,12 +12,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ferry._names import check_name
 from ferry.drivers._columns import (
-    detail_of,
     latency_of,
     queue_stats_of,
+    run_of,
     run_pk,
     step_of,
-    summary_of,
 )
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
 from ferry.drivers._sqlite.database import Database, snapshot
@@ -56,7 +55,7 @@ class SqliteIntrospection:
             "now": self._db.clock.now_ms(),
         }
         rows = await self._db.fetch("runs_list", parameters)
-        return [summary_of(row) for row in rows]
+        return [run_of(RunSummary, row) for row in rows]
 
     async def get_run(self, job_id: str) -> RunDetail | None:
         pk = run_pk(job_id)
@@ -72,7 +71,7 @@ class SqliteIntrospection:
         row, steps = await self._db.read(lambda c: snapshot(c, read))
         if row is None:
             return None
-        return detail_of(row, [step_of(step) for step in steps])
+        return run_of(RunDetail, row, steps=tuple(step_of(step) for step in steps))
 
     async def retry_run(self, job_id: str) -> None:
         queries = self._db.queries
@@ -124,21 +123,6 @@ class SqliteIntrospection:
     async def recent_latencies(self, limit: int) -> Sequence[RunLatency]:
         rows = await self._db.fetch("recent_latencies", {"limit": max(limit, 0)})
         return [latency_of(row) for row in rows]
-
-    async def revoke_session(self, session: str, *, until_ms: int) -> None:
-        queries = self._db.queries
-        parameters = {"session": session, "until": until_ms, "now": self._db.clock.now_ms()}
-
-        def revoke(c: sqlite3.Connection) -> None:
-            c.execute(queries["sessions_lapsed"], parameters)
-            c.execute(queries["session_revoke"], parameters)
-
-        await self._db.transaction(revoke)
-
-    async def session_revoked(self, session: str) -> bool:
-        parameters = {"session": session, "now": self._db.clock.now_ms()}
-        [[revoked]] = await self._db.fetch("session_revoked", parameters)
-        return bool(revoked)
 
     async def pause_queue(self, queue: str) -> None:
         check_name(queue, what="queue")

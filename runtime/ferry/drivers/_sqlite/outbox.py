@@ -14,6 +14,7 @@ from typing import Any
 
 from ferry.drivers._columns import from_json_text, json_text
 from ferry.drivers._outbox import checked_entry
+from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._sqlite.database import Database
 from ferry.drivers._sqlite.joined import joined_connection
 from ferry.drivers._sqlite.wake import SqliteWake
@@ -31,6 +32,9 @@ class SqliteOutbox:
 
     async def append(self, type: str, payload: Any, *, connection: Any) -> str:
         document = checked_entry(type, payload)
+        parameters = {"type": type, "payload": json_text(document), "now": self._db.clock.now_ms()}
+        if self._db.target.memory:
+            return await self._append_in_memory(type, parameters, connection)
         joined = await joined_connection(connection, self._db, what=f'outbox append of "{type}"')
         if not joined.in_transaction:
             # Outside a transaction the entry commits on its own, whatever becomes of the
@@ -41,8 +45,21 @@ class SqliteOutbox:
                 "append inside the transaction of the business write: `await conn.execute("
                 '"BEGIN IMMEDIATE")`, the write, the append, then `await conn.commit()`',
             )
-        parameters = {"type": type, "payload": json_text(document), "now": self._db.clock.now_ms()}
         [[entry_id]] = await joined.execute_fetchall(self._db.queries["outbox_append"], parameters)
+        return str(entry_id)
+
+    async def _append_in_memory(self, type: str, parameters: Any, connection: Any) -> str:
+        """The memory store's append: written at once (it keeps nothing in the
+        application's database, so there is no transaction to join)."""
+        if connection is not None:
+            raise no_transaction_to_join(
+                f'outbox append of "{type}"',
+                "memory",
+                "use the postgres or sqlite driver's outbox for transactional appends; with "
+                "the memory driver pass connection=None (the entry is written at once)",
+            )
+        [[entry_id]] = await self._db.execute("outbox_append", parameters)
+        self._wake.announce()
         return str(entry_id)
 
     def wake(self) -> SqliteWake:

@@ -15,11 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ferry.drivers._columns import (
-    claimed_of,
     job_error_of,
     json_text,
     progress_columns,
     progress_of,
+    run_of,
     run_pk,
 )
 from ferry.drivers._sqlite.database import Database
@@ -99,7 +99,7 @@ def claim(
                 queries["slot_take"],
                 {"key": row["concurrency_key"], "holder": row["id"], "expires_at_ms": until},
             )
-        claimed.append(claimed_of(row, slot_held=keyed))
+        claimed.append(run_of(ClaimedJob, row, slot_held=keyed))
     return claimed
 
 

@@ -38,6 +38,13 @@ class SqliteTarget:
     """Absolute, so every process and the error messages name the same file."""
     synchronous: Synchronous
     busy_timeout_ms: int
+    memory: bool = False
+    """No file: an in-memory database of this process (``memory_target``)."""
+
+
+def memory_target() -> SqliteTarget:
+    """An in-memory database, the memory driver's store: gone when the driver closes."""
+    return SqliteTarget(Path(":memory:"), "normal", DEFAULT_BUSY_TIMEOUT_MS, memory=True)
 
 
 def sqlite_target(

@@ -15,12 +15,13 @@ from ferry.drivers._columns import (
     from_json_text,
     json_text,
     progress_columns,
+    run_of,
     run_pk,
     step_of,
 )
 from ferry.drivers._sqlite.database import Database
 from ferry.drivers._sqlite.steps import step_parameters
-from ferry.drivers._transfer import answer_for, moved_of
+from ferry.drivers._transfer import answer_for
 from ferry.drivers.protocol import ImportResult, MovedRun, StepRecord
 
 
@@ -58,7 +59,10 @@ class SqliteTransfer:
             ids = json.dumps([row["pk"] for row in rows])
             for step in c.execute(queries["steps_of_runs"], {"ids": ids}):
                 steps[step["job_id"]].append(step_of(step))
-            return [moved_of(row, steps[row["id"]]) for row in sorted(rows, key=_pk)]
+            return [
+                run_of(MovedRun, row, state=row["moving_from"], steps=tuple(steps[row["id"]]))
+                for row in sorted(rows, key=_pk)
+            ]
 
         return await self._db.transaction(reserve)
 

@@ -70,8 +70,11 @@ class CommitWatcher(Health):
         self.outbox.announce()
 
     def start(self) -> None:
-        """Begin watching (idempotent)."""
-        if self._thread is None:
+        """Begin watching (idempotent). An in-memory store has no other connection to
+        watch: every commit is this process's own, announced as it lands."""
+        if self._target.memory:
+            self._set_healthy(True)
+        elif self._thread is None:
             loop = asyncio.get_running_loop()
             self._thread = threading.Thread(
                 target=self._watch, args=(loop,), name="ferry-sqlite-wake", daemon=True

@@ -1,2 +1,2 @@
--- Give back holder $2's slot of key $1 (no-op when it holds none).
-DELETE FROM {schema}.lease_slots WHERE key = $1 AND holder = $2
+-- Lapse lease $1 if holder $2 has it; the row (and its term) stays for the next taker.
+UPDATE {schema}.leases SET expires_at_ms = 0 WHERE name = $1 AND holder = $2

@@ -1,2 +1,2 @@
--- Give back holder :holder's slot of key :key (no-op when it holds none).
-DELETE FROM ferry_lease_slots WHERE key = :key AND holder = :holder
+-- Lapse lease :name if :holder has it; the row (and its term) stays for the next taker.
+UPDATE ferry_leases SET expires_at_ms = 0 WHERE name = :name AND holder = :holder

@@ -1,2 +1,0 @@
--- Every paused task and when it was paused.
-SELECT task, paused_at_ms FROM {schema}.scheduler_paused_tasks

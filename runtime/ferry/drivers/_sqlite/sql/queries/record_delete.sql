@@ -1,0 +1,2 @@
+-- Forget record (:space, :key).
+DELETE FROM ferry_records WHERE space = :space AND key = :key

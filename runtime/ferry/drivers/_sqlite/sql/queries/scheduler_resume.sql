@@ -1,2 +1,0 @@
--- Let the dispatcher fire task :task again.
-DELETE FROM ferry_scheduler_paused_tasks WHERE task = :task
