@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
-from ferry.drivers.protocol import JOB_STATES, QueueStats
+from ferry.drivers.protocol import JOB_STATES, ClaimedJob, QueueStats
 
 _DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
 _CLAIM_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
@@ -120,6 +120,9 @@ class _MetricsObserver(ExecutionObserver):
     def __init__(self, metrics: WorkerMetrics, then: ExecutionObserver) -> None:
         self._metrics = metrics
         self._then = then
+
+    def execution_started(self, claimed: ClaimedJob) -> None:
+        self._then.execution_started(claimed)
 
     def step_executed(self, job_name: str, job_id: str, step_name: str) -> None:
         self._metrics.step_executions.labels(job=job_name).inc()

@@ -394,6 +394,7 @@ class JobWorker:
         )
 
     def _spawn(self, run: ClaimedJob) -> asyncio.Task[Any]:
+        self.observer.execution_started(run)
         task = asyncio.create_task(
             execute_job(
                 run,

@@ -101,6 +101,20 @@ async def test_ferry_dev_runs_the_worker_and_serves_the_dashboard_in_one_process
     [retrying] = [line for line in dev.log().splitlines() if "jobs.run.retrying" in line]
     for field in (f"job_id={failing_id}", "job=cli.greet", "code=X_JOB_FAILED", "attempt=1"):
         assert field in retrying, retrying
+    # A line when each run starts and one when it settles, with its outcome and duration.
+    lines = dev.log().splitlines()
+    started = [line for line in lines if "jobs.run.started" in line and f"={job_id} " in line]
+    [settled] = [line for line in lines if "jobs.run.settled" in line and f"={job_id} " in line]
+    assert started and "job=cli.greet" in started[0] and "attempt=1" in started[0]
+    assert "outcome=completed" in settled and "duration_ms=" in settled
+    assert [
+        line.split("outcome=")[1].split()[0]
+        for line in lines
+        if "jobs.run.settled" in line and f"={failing_id} " in line
+    ] == ["retried", "dead"]
+    # The environment other commands reach its database with.
+    [reach] = [line for line in lines if line.startswith("database: export DATABASE_URL=")]
+    assert f"FERRY_SCHEMA={pg_schema}" in reach
 
 
 def test_ferry_admin_refuses_to_start_without_a_token(ferry: Ferry) -> None:
