@@ -29,6 +29,7 @@ from ferry._cli import (
     scheduler_command,
     tasks_commands,
     worker_command,
+    workers_command,
 )
 from ferry._cli.database import configured_dsn
 from ferry._identity import ferry_version
@@ -47,6 +48,7 @@ _GROUPS = (
     tasks_commands,
     relay_command,
     queues_commands,
+    workers_command,
     doctor_command,
     admin_command,
     mcp_command,

@@ -12,17 +12,33 @@ A worker holding 200 runs sends one ``heartbeat_many`` every interval, not 200 t
 
 ``release`` waits for a renewal of the run still in flight (bounded by its window), so the
 last heartbeat lands before the run's settle.
+
+With ``keep_presence`` the keeper also beats while nothing is held: each interval's
+statement carries the worker's presence record (``ferry._fleet``), whatever it renews.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ferry._aio import first_of
 from ferry._clock import Clock
-from ferry.drivers.protocol import HeartbeatOptions, JobDriver, Progress, RenewalAnswer
+from ferry.drivers.protocol import (
+    HeartbeatOptions,
+    JobDriver,
+    Progress,
+    RecordWrite,
+    RenewalAnswer,
+)
+
+logger = logging.getLogger("ferry.worker")
+
+Presence = Callable[[Sequence[str]], RecordWrite]
+"""The worker's presence record, given the ids of the runs a beat renews."""
 
 _NOT_LANDED = (
     "the renewal did not land: the run is no longer held by this worker, or another "
@@ -85,11 +101,21 @@ class LeaseKeeper:
         self._clock = clock
         self._held: dict[HeldLease, None] = {}
         self._loop: asyncio.Task[None] | None = None
+        self._presence: Presence | None = None
+        self._idle_beat: asyncio.Future[list[RenewalAnswer]] | None = None
+        """The presence-only beat in flight, if any."""
 
     @property
     def held(self) -> int:
         """How many leases are being renewed."""
         return len(self._held)
+
+    def keep_presence(self, presence: Presence) -> None:
+        """Beat every interval from now until closed, held runs or not, each beat carrying
+        ``presence(ids of the runs it renews)``."""
+        self._presence = presence
+        if self._loop is None:
+            self._loop = asyncio.create_task(self._run(at_once=True), name="ferry-heartbeat")
 
     def hold(self, holder: LeaseHolder) -> HeldLease:
         """Renew ``holder``'s lease from the next interval on, until released or lost."""
@@ -113,7 +139,12 @@ class LeaseKeeper:
         self._held.pop(held, None)
 
     async def close(self) -> None:
-        """Stop renewing anything."""
+        """Stop renewing anything (and beating at all)."""
+        self._presence = None
+        beat, self._idle_beat = self._idle_beat, None
+        if beat is not None:  # answered before close returns: a departure comes after it
+            beat.cancel()
+            await asyncio.gather(beat, return_exceptions=True)
         loop, self._loop = self._loop, None
         if loop is not None:
             loop.cancel()
@@ -121,17 +152,42 @@ class LeaseKeeper:
                 await loop
         self._held.clear()
 
-    async def _run(self) -> None:
+    async def _run(self, *, at_once: bool = False) -> None:
         """Renew every interval while anything is held; with nothing held, end (the next
-        ``hold`` starts a new loop), so an idle worker keeps no timer."""
+        ``hold`` starts a new loop), so an idle worker keeps no timer — unless it keeps its
+        presence, which it writes at once and then every interval, held runs or not."""
         try:
-            while self._held:
+            if at_once:
+                self._present()
+            while self._held or self._presence is not None:
                 await self._clock.sleep_ms(self._interval_ms)
                 if self._held:
                     await self._round(list(self._held))
+                else:
+                    self._present()
         finally:
             if self._loop is asyncio.current_task():
                 self._loop = None
+
+    def _present(self) -> None:
+        """A beat with nothing to renew: the presence alone, sent without waiting for it (a
+        stalled database must not hold back the renewal of a run claimed meanwhile), one at
+        a time (a beat still unanswered is not doubled). A failure is logged; the next
+        interval writes the presence again, well within its expiry."""
+        if self._presence is None or not (self._idle_beat is None or self._idle_beat.done()):
+            return
+        beat = asyncio.ensure_future(self._driver.heartbeat_many([], record=self._presence(())))
+        beat.add_done_callback(self._presence_answered)
+        self._idle_beat = beat
+
+    def _presence_answered(self, beat: asyncio.Future[list[RenewalAnswer]]) -> None:
+        if beat.cancelled() or beat.exception() is None:
+            return
+        error = beat.exception()
+        logger.warning(
+            "jobs.worker.presence-failed",
+            extra={"worker_id": self._worker_id, "error": f"{type(error).__name__}: {error}"},
+        )
 
     async def _round(self, batch: list[HeldLease]) -> None:
         """One renewal of every lease in ``batch``; reports each run's verdict."""
@@ -140,7 +196,12 @@ class LeaseKeeper:
             (h.holder.job_id, HeartbeatOptions(self._worker_id, self._lease_ms, h.holder.progress))
             for h in batch
         ]
-        beat = asyncio.ensure_future(self._driver.heartbeat_many(renewals))
+        record = (
+            self._presence([job_id for job_id, _ in renewals])
+            if self._presence is not None
+            else None
+        )
+        beat = asyncio.ensure_future(self._driver.heartbeat_many(renewals, record=record))
         for held in batch:
             held.renewing = beat
         waiting = batch

@@ -106,6 +106,13 @@ SPECS: tuple[ToolSpec, ...] = (
         "One task: its schedule in words and its next occurrences (job:read).",
     ),
     ToolSpec(
+        "admin.x_workers.list",
+        "workers ls",
+        "read",
+        "Every live worker process: host, pid, version, queues, concurrency, last "
+        "heartbeat and the runs it holds, like `ferry workers ls` (job:read).",
+    ),
+    ToolSpec(
         "admin.action.job.retry",
         "jobs retry",
         "manage",
@@ -249,6 +256,13 @@ def admin_tools(backend: Backend) -> MCPServer:
             [task], d, now_ms=d.clock.now_ms(), next_count=count
         )
         return answer("tasks show", f"task {task.name}", row)
+
+    @tool("admin.x_workers.list")
+    async def workers_list() -> CallToolResult:
+        workers = await operations.list_workers(d)
+        return answer(
+            "workers ls", operations.workers_summary(workers), operations.workers_json(workers)
+        )
 
     @tool("admin.action.job.retry")
     async def job_retry(id: RunId) -> CallToolResult:

@@ -6,7 +6,7 @@ serves one registry and a test can build as many workers as it likes without nam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -83,6 +83,15 @@ class WorkerMetrics:
             ["queue"],
             registry=registry,
         )
+        self.workers = Gauge(
+            "job_workers",
+            "Live worker processes claiming from each queue, fleet-wide, sampled from the "
+            "registry (every worker reports the same value: aggregate with max).",
+            ["queue"],
+            registry=registry,
+        )
+        self._worker_queues: set[str] = set()
+        """Every queue the live-workers gauge has reported."""
         self.wake_healthy = Gauge(
             "job_wake_listener_healthy",
             "1 while the push channel waking idle workers (LISTEN, pub/sub) is up, else 0.",
@@ -108,6 +117,13 @@ class WorkerMetrics:
                 )
             waited_ms = 0 if queue.oldest_due_at_ms is None else now_ms - queue.oldest_due_at_ms
             self.queue_oldest_age.labels(queue=queue.queue).set(max(waited_ms, 0) / 1000)
+
+    def record_workers(self, per_queue: Mapping[str, int]) -> None:
+        """Set the live-workers gauge from one reading of the fleet registry (a queue no
+        live worker serves any more reads 0, not its last value)."""
+        self._worker_queues.update(per_queue)
+        for queue in self._worker_queues:
+            self.workers.labels(queue=queue).set(per_queue.get(queue, 0))
 
     def observer(self, then: ExecutionObserver) -> ExecutionObserver:
         """An execution observer that counts into these metrics, then calls ``then``."""

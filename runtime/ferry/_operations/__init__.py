@@ -1,6 +1,6 @@
 """The operations layer: what the CLI, the dashboard and the MCP server share.
 
-Every operator read and action is written once here (``runs``, ``queues``,
+Every operator read and action is written once here (``runs``, ``queues``, ``workers``,
 ``schedules``), with the filter words operators type (``filters``), the JSON envelope
 every ``--json`` answer and MCP tool result carries (``envelope``), the bounded previews
 of stored values (``preview``) and the tokens that say who may read or act (``access``).
@@ -36,6 +36,7 @@ from ferry._operations.schedules import (
     task_status,
     task_statuses,
 )
+from ferry._operations.workers import list_workers, workers_json, workers_summary
 
 __all__ = [
     "DEFAULT_WINDOW_MS",
@@ -47,6 +48,7 @@ __all__ = [
     "cancel_run",
     "find_task",
     "list_runs",
+    "list_workers",
     "queue_overview",
     "queue_stats",
     "retry_run",
@@ -61,4 +63,6 @@ __all__ = [
     "task_status",
     "task_statuses",
     "window_ms",
+    "workers_json",
+    "workers_summary",
 ]

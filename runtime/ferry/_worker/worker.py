@@ -30,6 +30,7 @@ import time
 from collections.abc import Awaitable, Iterable, Sequence
 from typing import Any
 
+from ferry import _fleet
 from ferry._aio import first_of
 from ferry._identity import new_worker_id
 from ferry._jobs.declaration import JobHandle, declared_jobs
@@ -46,7 +47,14 @@ from ferry._worker.drain import Drain
 from ferry._worker.queue_depth import sample_queue_depth
 from ferry._worker.settle_queue import SettleBatch, SettleQueue
 from ferry.drivers.capabilities import SLOTS, need, offered
-from ferry.drivers.protocol import ClaimedJob, ClaimOptions, JobDriver, NackOptions, QueueWake
+from ferry.drivers.protocol import (
+    ClaimedJob,
+    ClaimOptions,
+    JobDriver,
+    NackOptions,
+    QueueWake,
+    RecordWrite,
+)
 from ferry.errors import FerryError
 
 logger = logging.getLogger("ferry.worker")
@@ -120,6 +128,8 @@ class JobWorker:
         self._limits: dict[str, int] = {}
         self._keeper: LeaseKeeper | None = None
         self._prepared = False
+        self._registered = False
+        """Its presence is in the fleet registry (``start`` put it there)."""
 
     @property
     def driver(self) -> JobDriver:
@@ -150,6 +160,7 @@ class JobWorker:
                     name="ferry-queue-depth",
                 )
             )
+        self._register(definitions)
         logger.info(
             "jobs.worker.started",
             extra={
@@ -160,6 +171,30 @@ class JobWorker:
             },
         )
         self._loop = asyncio.create_task(self._round_trips(), name="ferry-round-trips")
+
+    def _register(self, definitions: Sequence[JobDefinition[Any, Any]]) -> None:
+        """Keep this process's presence in the fleet registry, with every heartbeat from
+        now on (a driver without ``records`` keeps no registry)."""
+        assert self._keeper is not None
+        if not _fleet.keeps_registry(self.driver):
+            return
+        queues = self.queues or sorted({d.queue for d in definitions})
+        started_ms = self.driver.clock.now_ms()
+        clock, interval = self.driver.clock, self.heartbeat_interval_ms
+
+        def presence(runs: Sequence[str]) -> RecordWrite:
+            return _fleet.presence_record(
+                worker_id=self.worker_id,
+                queues=queues,
+                concurrency=self.concurrency,
+                started_at_ms=started_ms,
+                now_ms=clock.now_ms(),
+                runs=runs,
+                interval_ms=interval,
+            )
+
+        self._keeper.keep_presence(presence)
+        self._registered = True
 
     async def run_due(self) -> int:
         """Claim what is due now, up to the free capacity, and run each claimed attempt to
@@ -252,6 +287,14 @@ class JobWorker:
         await asyncio.gather(*self._background, return_exceptions=True)
         if self._keeper is not None:
             await self._keeper.close()
+        try:
+            if self._registered:
+                await _fleet.depart(self.driver, self.worker_id)
+        except Exception as error:  # the presence expires by itself within three intervals
+            logger.warning(
+                "jobs.worker.depart-failed",
+                extra={"worker_id": self.worker_id, "error": f"{type(error).__name__}: {error}"},
+            )
         logger.info("jobs.worker.stopped", extra={"worker_id": self.worker_id})
         self._stopped.set()
 

@@ -429,6 +429,18 @@ Fence: TypeAlias = Lease | RunFence
 term, or a run still held by the given worker."""
 
 
+@dataclass(frozen=True, slots=True)
+class RecordWrite:
+    """One unfenced record put that rides along with a worker's lease renewals
+    (``heartbeat_many(..., record=)``): how a worker keeps its presence in the fleet
+    registry (``ferry._fleet``) without a round trip of its own."""
+
+    space: str
+    key: str
+    value: JsonValue
+    expires_at_ms: int
+
+
 # --- the stores a driver hands out ------------------------------------------------------
 
 
@@ -811,14 +823,20 @@ class JobDriver(Protocol):
         landed (a second settle of one run in the batch lands nowhere)."""
         ...
 
-    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+    async def heartbeat_many(
+        self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]:
         """Renew many leases (and the run's slots), each fenced like a settle; answers in order.
 
         A worker renews every lease it holds with one call per heartbeat interval, so one
         run must not hold the others back: a renewal the driver cannot make at once (a row
         another session holds locked) may answer not-landed rather than wait (the worker
         counts a failed renewal and tries again next interval; a whole window of them is a
-        lost lease)."""
+        lost lease).
+
+        ``record`` is put (as ``RecordStore.put`` would, unfenced) in the same statement,
+        script or transaction — also when there is nothing to renew: an idle worker's
+        presence. Only a driver offering the ``records`` capability is given one."""
         ...
 
     async def settle_and_claim(

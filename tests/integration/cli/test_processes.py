@@ -1,4 +1,5 @@
-"""``ferry jobs cancel`` against a live worker, and ``ferry dev`` — real processes."""
+"""``ferry jobs cancel`` and ``ferry workers ls`` against a live worker, and ``ferry dev`` —
+real processes."""
 
 from __future__ import annotations
 
@@ -41,6 +42,12 @@ async def test_cancelling_a_running_run_aborts_it_in_its_worker_and_settles_it_c
         await eventually(
             lambda: _is(driver, job_id, "running"), what="the claim", context=worker.log
         )
+
+        def holding() -> bool:
+            listed = ferry("workers", "ls", "--json").envelope["data"]["workers"]
+            return len(listed) == 1 and listed[0]["runs"] == [job_id]
+
+        await eventually(holding, what="ferry workers ls showing the run held", context=worker.log)
         cancel = ferry("jobs", "cancel", job_id, "--json")
         assert cancel.envelope["data"]["state"] == "running"
         await eventually(
@@ -54,6 +61,7 @@ async def test_cancelling_a_running_run_aborts_it_in_its_worker_and_settles_it_c
         worker.send(signal.SIGTERM)
         await worker.wait()
         await driver.close()
+    assert ferry("workers", "ls", "--json").envelope["data"]["workers"] == []  # it left
 
 
 async def _is(driver: PostgresJobDriver, job_id: str, state: str) -> bool:

@@ -29,6 +29,7 @@ from ferry.drivers.protocol import (
     ClaimOptions,
     EnqueueRequest,
     EnqueueResult,
+    RecordWrite,
     Renewal,
     RenewalAnswer,
     Settle,
@@ -149,9 +150,25 @@ def settle(
 
 
 def renew(
-    c: sqlite3.Connection, queries: Queries, renewals: Sequence[Renewal], now_ms: int
+    c: sqlite3.Connection,
+    queries: Queries,
+    renewals: Sequence[Renewal],
+    now_ms: int,
+    record: RecordWrite | None = None,
 ) -> list[RenewalAnswer]:
-    """Extend each lease still held by its worker, and every slot its run holds."""
+    """Extend each lease still held by its worker, and every slot its run holds; put
+    ``record`` (a worker's presence) in the same transaction."""
+    if record is not None:
+        c.execute(
+            queries["record_put"],
+            {
+                "space": record.space,
+                "key": record.key,
+                "value": json_text(record.value),
+                "expires_at_ms": record.expires_at_ms,
+                "now": now_ms,
+            },
+        )
     answers = []
     for job_id, options in renewals:
         row = held(c, queries, job_id, options.worker_id, now_ms)
