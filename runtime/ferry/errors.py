@@ -29,6 +29,7 @@ CODES: Final[dict[str, str]] = {
     "X_JOB_UNKNOWN": "a queued run names a job this process has not declared",
     "X_TASK_UNKNOWN": "a command named a task the application does not declare",
     "X_APP_IMPORT": "the application module (--app) raised while it was being imported",
+    "X_SELECTION_CHANGED": "the runs a bulk action's filter matches changed since its preview",
     "X_QUEUE_UNKNOWN": "a queue was paused that no run, pause or declared job has ever named",
     "X_CAP_REACHED": "a tenant, queue or total cap of the worker fleet was full; the run waits",
     "X_CONCURRENCY_BUSY": "a concurrency slot was busy and the job declared when_busy='fail'",

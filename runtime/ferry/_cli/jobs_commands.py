@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -17,11 +18,13 @@ from ferry._cli.tables import (
     state_style,
     table,
 )
+from ferry._operations import bulk
 from ferry._operations.envelope import Outcome, Terminal
-from ferry._operations.filters import FILTER_WORDS, instant
+from ferry._operations.filters import FILTER_WORDS, VIEWS, instant
 from ferry._operations.preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
 from ferry._operations.runs import WAITING_STATES
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
+from ferry.errors import FerryError
 
 Command = Callable[[argparse.Namespace, JobDriver], Awaitable[Outcome]]
 
@@ -31,13 +34,8 @@ def register(subparsers: Any) -> None:
     jobs = subparsers.add_parser("jobs", help="inspect and act on runs")
     commands = jobs.add_subparsers(dest="jobs_command", required=True)
 
-    ls = commands.add_parser("ls", help="list runs, newest first (filters and pages in SQL)")
-    ls.add_argument("--queue", default=None)
-    ls.add_argument("--job", default=None, help="the job name")
-    ls.add_argument("--state", default=None, help=f"one of {', '.join(JOB_STATES)}")
-    ls.add_argument("--tenant", default=None)
-    ls.add_argument("--since", default=None, help='created after: "1h" ago or an ISO instant')
-    ls.add_argument("--until", default=None, help='created before: "10m" ago or an ISO instant')
+    ls = commands.add_parser("ls", help="list and search runs, newest first (paged by id)")
+    add_filter_options(ls)
     ls.add_argument("--limit", default=None, help="page size (default 50, at most 500)")
     ls.add_argument("--before", default=None, help="page on: runs older than this id")
     bind_driver_command(ls, ["jobs", "ls"], list_runs)
@@ -64,7 +62,42 @@ def register(subparsers: Any) -> None:
     stats.add_argument("--window", default="5m", help="throughput window, 1s to 7d (default 5m)")
     bind_driver_command(stats, ["jobs", "stats"], queue_stats)
 
+    many = commands.add_parser(
+        "bulk", help="retry, cancel or delete every run a filter matches (previewed first)"
+    )
+    many.add_argument("action", help=f"one of {', '.join(bulk.BULK_ACTIONS)}")
+    add_filter_options(many)
+    many.add_argument(
+        "--dry-run", action="store_true", help="show how many runs it would change, and stop"
+    )
+    many.add_argument("--yes", action="store_true", help="do it without asking")
+    many.add_argument(
+        "--selection",
+        default=None,
+        help="do it only if the filter still selects exactly the runs a --dry-run showed",
+    )
+    bind_driver_command(many, ["jobs", "bulk"], bulk_runs)
+
     drain_command.register(commands)
+
+
+def add_filter_options(parser: argparse.ArgumentParser) -> None:
+    """The filter words every run listing and bulk action takes."""
+    parser.add_argument("--queue", default=None)
+    parser.add_argument("--job", default=None, help="the job name")
+    parser.add_argument("--state", default=None, help=f"one of {', '.join(JOB_STATES)}")
+    parser.add_argument("--view", default=None, help=f"one of {', '.join(VIEWS)}")
+    parser.add_argument("--tenant", default=None)
+    parser.add_argument("--since", default=None, help='created after: "1h" ago or an ISO instant')
+    parser.add_argument("--until", default=None, help='created before: "10m" ago or an ISO instant')
+    parser.add_argument("--key", default=None, help="idempotency keys starting with this")
+    parser.add_argument(
+        "--error-code", dest="error_code", default=None, help="last error with this X_* code"
+    )
+    parser.add_argument("--error", default=None, help="last error message containing this")
+    parser.add_argument(
+        "--input", default=None, help='inputs containing this JSON, e.g. \'{"org_id": "42"}\''
+    )
 
 
 def bind_driver_command(parser: argparse.ArgumentParser, path: list[str], command: Command) -> None:
@@ -81,9 +114,15 @@ def bind_driver_command(parser: argparse.ArgumentParser, path: list[str], comman
     parser.set_defaults(handler=handler, command_path=path)
 
 
+def filter_words(args: argparse.Namespace) -> dict[str, str | None]:
+    """The filter words the command line was given (the paging ones where the command has
+    them)."""
+    return {word: getattr(args, word, None) for word in FILTER_WORDS}
+
+
 async def list_runs(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """One page of runs under the filters, newest first."""
-    page = await operations.list_runs(driver, {word: getattr(args, word) for word in FILTER_WORDS})
+    page = await operations.list_runs(driver, filter_words(args))
     grid = table(
         None,
         ["id", "job", "queue", "state", "attempts", "tenant", "created", "run at", "last error"],
@@ -217,3 +256,38 @@ async def queue_stats(args: argparse.Namespace, driver: JobDriver) -> Outcome:
         operations.stats_json(window_ms, queues),
         text=rendering(grid),
     )
+
+
+async def bulk_runs(args: argparse.Namespace, driver: JobDriver) -> Outcome:
+    """Preview a bulk action; unless ``--dry-run``, confirm it (``--yes``, ``--selection``
+    or a question at a terminal) and act on exactly the previewed runs."""
+    action = bulk.bulk_action(args.action)
+    command = f"jobs bulk {action}"
+    words = filter_words(args)
+    selection = await bulk.preview(driver, action, words)
+    if args.dry_run:
+        shown = table(None, ["runs", "selection", "first ids"], [
+            (len(selection.ids), selection.token, ", ".join(selection.ids[:10]) or "-")
+        ])  # fmt: skip
+        return Outcome(command, selection.summary, selection.to_json(), text=rendering(shown))
+    token = args.selection or selection.token
+    asked = args.yes or args.selection or not selection.ids  # nothing to confirm: 0 runs
+    if not asked and not _confirmed(selection):
+        raise FerryError(
+            "X_INVARIANT",
+            f"a bulk {action} of {len(selection.ids)} run(s) was not confirmed",
+            "answer y at the question, pass --yes, or pass --selection <token> from a "
+            "--dry-run (the only ways outside a terminal)",
+        )
+    done = await bulk.apply(driver, action, words, token)
+    return Outcome(command, done.summary, done.data)
+
+
+def _confirmed(selection: bulk.Selection) -> bool:
+    """Ask at the terminal (stdin and stderr both one): the question on stderr, so stdout
+    carries only the result."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return False
+    sys.stderr.write(f"{selection.summary}. Go ahead? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")

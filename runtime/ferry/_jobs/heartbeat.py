@@ -104,6 +104,8 @@ class LeaseKeeper:
         self._presence: Presence | None = None
         self._idle_beat: asyncio.Future[list[RenewalAnswer]] | None = None
         """The presence-only beat in flight, if any."""
+        self._beat_waiting = False
+        """A presence-only beat fell due while one was in flight: it goes out next."""
 
     @property
     def held(self) -> int:
@@ -172,22 +174,30 @@ class LeaseKeeper:
     def _present(self) -> None:
         """A beat with nothing to renew: the presence alone, sent without waiting for it (a
         stalled database must not hold back the renewal of a run claimed meanwhile), one at
-        a time (a beat still unanswered is not doubled). A failure is logged; the next
-        interval writes the presence again, well within its expiry."""
-        if self._presence is None or not (self._idle_beat is None or self._idle_beat.done()):
+        a time: a beat due while the last is unanswered goes out when that one answers (at
+        most one waits). A failure is logged; the next interval writes the presence again,
+        well within its expiry."""
+        if self._presence is None:
+            return
+        if self._idle_beat is not None and not self._idle_beat.done():
+            self._beat_waiting = True
             return
         beat = asyncio.ensure_future(self._driver.heartbeat_many([], record=self._presence(())))
         beat.add_done_callback(self._presence_answered)
         self._idle_beat = beat
 
     def _presence_answered(self, beat: asyncio.Future[list[RenewalAnswer]]) -> None:
-        if beat.cancelled() or beat.exception() is None:
+        if beat.cancelled():
             return
         error = beat.exception()
-        logger.warning(
-            "jobs.worker.presence-failed",
-            extra={"worker_id": self._worker_id, "error": f"{type(error).__name__}: {error}"},
-        )
+        if error is not None:
+            logger.warning(
+                "jobs.worker.presence-failed",
+                extra={"worker_id": self._worker_id, "error": f"{type(error).__name__}: {error}"},
+            )
+        if self._beat_waiting:
+            self._beat_waiting = False
+            self._present()
 
     async def _round(self, batch: list[HeldLease]) -> None:
         """One renewal of every lease in ``batch``; reports each run's verdict."""

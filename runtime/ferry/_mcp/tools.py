@@ -27,6 +27,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictInt, StrictStr, ValidationError
 
 import ferry._operations as operations
+from ferry._operations import bulk
 from ferry._operations.access import Access, Level
 from ferry._operations.envelope import Action, Outcome
 from ferry._operations.filters import FILTER_WORDS, MAX_PAGE
@@ -40,6 +41,29 @@ from ferry.tasks._declaration import TaskHandle
 RunId = Annotated[StrictStr | StrictInt, Field(description="the run id, as a string or an integer")]
 Limit = Annotated[
     StrictInt | StrictStr | None, Field(description=f"page size, 1 to {MAX_PAGE} (default 50)")
+]
+Job = Annotated[str | None, Field(description="the job name")]
+State = Annotated[
+    str | None, Field(description="queued, running, sleeping, completed, dead, cancelled, moving")
+]
+View = Annotated[
+    str | None,
+    Field(
+        description="scheduled (queued, due later), retrying (queued after a failed attempt), "
+        "sleeping, dead"
+    ),
+]
+Since = Annotated[str | None, Field(description='created after: "1h" ago or ISO 8601')]
+Until = Annotated[str | None, Field(description='created before: "10m" ago or ISO 8601')]
+Key = Annotated[str | None, Field(description="idempotency keys starting with this")]
+ErrorCode = Annotated[str | None, Field(description="the last error's X_* code")]
+ErrorText = Annotated[
+    str | None,
+    Field(description="text the last error message contains (ASCII letters in either case)"),
+]
+InputPattern = Annotated[
+    str | None,
+    Field(description='JSON the input contains (jsonb @>), e.g. {"org_id": "42"}'),
 ]
 
 
@@ -79,6 +103,13 @@ SPECS: tuple[ToolSpec, ...] = (
         "jobs ls",
         "read",
         "Runs newest first, filtered and paged like `ferry jobs ls` (job:read).",
+    ),
+    ToolSpec(
+        "admin.x_jobs.bulk-preview",
+        "jobs bulk",
+        "read",
+        "How many runs a filter selects for a bulk retry, cancel or delete, some of their "
+        "ids, and the selection token the bulk action tools need (job:read).",
     ),
     ToolSpec(
         "admin.x_jobs.show",
@@ -124,6 +155,29 @@ SPECS: tuple[ToolSpec, ...] = (
         "manage",
         "Cancel a queued, sleeping or running run; it cannot be resumed, only retried "
         "from the start of its unrecorded steps (job:manage).",
+        destructive=True,
+    ),
+    ToolSpec(
+        "admin.action.job.bulk.retry",
+        "jobs bulk retry",
+        "manage",
+        "Retry exactly the runs admin.x_jobs.bulk-preview selected for the same filter and "
+        "answered the selection of (nothing when they changed: X_SELECTION_CHANGED) "
+        "(job:manage).",
+    ),
+    ToolSpec(
+        "admin.action.job.bulk.cancel",
+        "jobs bulk cancel",
+        "manage",
+        "Cancel exactly the runs a bulk preview selected (job:manage).",
+        destructive=True,
+    ),
+    ToolSpec(
+        "admin.action.job.bulk.delete",
+        "jobs bulk delete",
+        "manage",
+        "Delete exactly the runs a bulk preview selected, with their steps; they cannot be "
+        "brought back (job:manage).",
         destructive=True,
     ),
     ToolSpec(
@@ -203,24 +257,43 @@ def admin_tools(backend: Backend) -> MCPServer:
     @tool("admin.x_jobs.list")
     async def jobs_list(
         queue: str | None = None,
-        job: Annotated[str | None, Field(description="the job name")] = None,
-        state: Annotated[
-            str | None,
-            Field(description="queued, running, sleeping, completed, dead, cancelled, moving"),
-        ] = None,
+        job: Job = None,
+        state: State = None,
+        view: View = None,
         tenant: str | None = None,
-        since: Annotated[str | None, Field(description='created after: "1h" ago or ISO')] = None,
-        until: Annotated[str | None, Field(description='created before: "10m" ago or ISO')] = None,
+        since: Since = None,
+        until: Until = None,
+        key: Key = None,
+        error_code: ErrorCode = None,
+        error: ErrorText = None,
+        input: InputPattern = None,
         before: Annotated[
             StrictStr | StrictInt | None, Field(description="page on: runs older than this id")
         ] = None,
         limit: Limit = None,
     ) -> CallToolResult:
-        words = dict(zip(FILTER_WORDS, (queue, job, state, tenant, since, until), strict=False))
-        words["before"] = None if before is None else str(before)
-        words["limit"] = None if limit is None else str(limit)
+        words = _words(locals())
         page = await operations.list_runs(d, words)
         return answer("jobs ls", page.summary, page.to_json())
+
+    @tool("admin.x_jobs.bulk-preview")
+    async def bulk_preview(
+        action: Annotated[str, Field(description="retry, cancel or delete")],
+        queue: str | None = None,
+        job: Job = None,
+        state: State = None,
+        view: View = None,
+        tenant: str | None = None,
+        since: Since = None,
+        until: Until = None,
+        key: Key = None,
+        error_code: ErrorCode = None,
+        error: ErrorText = None,
+        input: InputPattern = None,
+    ) -> CallToolResult:
+        chosen = bulk.bulk_action(action)
+        selection = await bulk.preview(d, chosen, _words(locals()))
+        return answer(f"jobs bulk {chosen}", selection.summary, selection.to_json())
 
     @tool("admin.x_jobs.show")
     async def jobs_show(id: RunId) -> CallToolResult:
@@ -288,6 +361,8 @@ def admin_tools(backend: Backend) -> MCPServer:
 
     for verb, paused in (("pause", True), ("resume", False)):
         _task_tool(tool, backend, verb, paused)
+    for action in bulk.BULK_ACTIONS:
+        _bulk_tool(tool, d, action)
 
     @tool("admin.action.job.task.run-now")
     async def task_run_now(name: str) -> CallToolResult:
@@ -310,6 +385,35 @@ def _task_tool(
             now_ms=backend.driver.clock.now_ms(),
         )
         return acted(f"tasks {verb}", done)
+
+
+def _bulk_tool(
+    tool: Callable[[str], Callable[[Tool], Tool]], d: JobDriver, action: bulk.BulkAction
+) -> None:
+    @tool(f"admin.action.job.bulk.{action}")
+    async def bulk_action(
+        selection: Annotated[
+            str, Field(description="the selection token admin.x_jobs.bulk-preview answered")
+        ],
+        queue: str | None = None,
+        job: Job = None,
+        state: State = None,
+        view: View = None,
+        tenant: str | None = None,
+        since: Since = None,
+        until: Until = None,
+        key: Key = None,
+        error_code: ErrorCode = None,
+        error: ErrorText = None,
+        input: InputPattern = None,
+    ) -> CallToolResult:
+        done = await bulk.apply(d, action, _words(locals()), selection)
+        return acted(f"jobs bulk {action}", done)
+
+
+def _words(given: dict[str, Any]) -> dict[str, str | None]:
+    """A tool's filter arguments as the filter words (ids and sizes as text)."""
+    return {w: None if given.get(w) is None else str(given[w]) for w in FILTER_WORDS}
 
 
 class EnvelopeServer(MCPServer):

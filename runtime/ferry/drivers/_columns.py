@@ -36,6 +36,7 @@ __all__ = [
     "job_error_of",
     "json_text",
     "latency_of",
+    "prefix_upper_bound",
     "progress_columns",
     "progress_of",
     "queue_stats_of",
@@ -70,6 +71,21 @@ def run_pk(job_id: str) -> int | None:
         return None
     pk = int(job_id)
     return pk if str(pk) == job_id and 0 < pk <= _BIGINT_MAX else None
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The least string above every string that starts with ``prefix`` (code point order,
+    which a UTF-8 ``BINARY``/``C`` comparison follows): ``prefix <= key < bound`` is
+    ``key.startswith(prefix)``, as a range an index serves. None when no string is above
+    them all (an empty prefix, or one of U+10FFFF only)."""
+    head = prefix
+    while head:
+        last = ord(head[-1])
+        if last < 0x10FFFF:
+            step = last + 1 if last + 1 not in range(0xD800, 0xE000) else 0xE000
+            return head[:-1] + chr(step)
+        head = head[:-1]
+    return None
 
 
 def progress_columns(progress: Progress | None) -> tuple[int | None, int | None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ferry.drivers.protocol import EnqueueRequest
+from ferry.drivers.protocol import EnqueueRequest, JobState, RunChange
 from ferry.errors import FerryError
 
 
@@ -27,6 +27,24 @@ def run_in_wrong_state(
         f'run {job_id} of job "{job_name}" is {state}; only {allowed} runs can be {action}',
         f"check the run with `ferry jobs show {job_id}` first",
     )
+
+
+RETRYABLE: frozenset[JobState] = frozenset({"dead", "cancelled"})
+CANCELLABLE: frozenset[JobState] = frozenset({"queued", "sleeping", "running"})
+DELETABLE: frozenset[JobState] = frozenset({"queued", "sleeping", "completed", "dead", "cancelled"})
+"""The states each operator action applies to (a running run belongs to its worker, a
+moving one to its drain: neither is deleted from under them)."""
+
+
+def one_change(job_id: str, changes: Sequence[RunChange], action: str, allowed: str) -> JobState:
+    """The state one run had before a one-run action, from the many-run action's answer;
+    ``X_RUN_NOT_FOUND`` when no run has the id, ``X_RUN_STATE`` when it did not apply."""
+    if not changes:
+        raise run_not_found(job_id)
+    [change] = changes
+    if not change.changed:
+        raise run_in_wrong_state(job_id, change.name, change.state, action, allowed)
+    return change.state
 
 
 def no_transaction_to_join(what: str, driver: str, fix: str) -> FerryError:

@@ -266,6 +266,21 @@ class RunFilter:
     before_id: str | None = None
     lease_expired: bool = False
     """Only running runs whose lease has lapsed (on the driver's clock): stuck leases."""
+    after_id: str | None = None
+    """Only runs with a larger id: the floor of a bounded search window."""
+    key_prefix: str | None = None
+    """Only runs whose idempotency key starts with this (code point by code point)."""
+    error_code: str | None = None
+    """Only runs whose last error has this code."""
+    error_text: str | None = None
+    """Only runs whose last error message contains this, ASCII letters in either case."""
+    input_contains: str | None = None
+    """JSON text: only runs whose input contains it, as PostgreSQL's ``jsonb @>`` says
+    (``ferry.drivers._containment``)."""
+    due_after_ms: int | None = None
+    """Only runs next due after this instant (``run_at_ms`` greater)."""
+    has_error: bool | None = None
+    """Only runs with (True) or without (False) a last error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -584,8 +599,24 @@ class RecordStore(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class RunChange:
+    """What an operator's action on many runs found on one run: its job, its state before
+    the action, and whether the action applied to it (its state allowed it)."""
+
+    id: str
+    name: str
+    state: JobState
+    changed: bool
+
+
 class JobIntrospection(Protocol):
-    """Every operator capability; the CLI and the dashboard read nothing else."""
+    """Every operator capability; the CLI and the dashboard read nothing else.
+
+    The many-run actions (``retry_runs``, ``cancel_runs``, ``delete_runs``) check each run's
+    state where they change it (a row lock, a transaction, a script) and answer a
+    ``RunChange`` for every id that names a run, in no particular order; an id no run has
+    is left out. The one-run actions refuse what the many-run ones skip."""
 
     async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
         """Runs matching the filter, newest first, at most ``limit``."""
@@ -607,6 +638,21 @@ class JobIntrospection(Protocol):
         worker's next heartbeat learns of it, aborts the body with ``X_CANCELLED`` and
         settles the run as ``cancelled``.
         """
+        ...
+
+    async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        """Put every dead or cancelled run of ``job_ids`` back to queued with fresh
+        attempts (waking idle workers); other runs are left as they are."""
+        ...
+
+    async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        """Cancel every queued or sleeping run of ``job_ids`` and record a cancel request
+        on every running one (``cancel_run`` says why); other runs are left as they are."""
+        ...
+
+    async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        """Delete every run of ``job_ids`` that no worker or drain holds (queued, sleeping,
+        completed, dead, cancelled), with its steps; running and moving runs stay."""
         ...
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
