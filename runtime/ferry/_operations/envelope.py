@@ -3,7 +3,8 @@
 ``{"ok", "command", "summary", "findings", "data"}`` — ``findings`` carries every refusal
 as ``{"code", "message", "fix"}`` so a script can branch on the ``X_*`` code, and a
 failed command exits non-zero with ``ok: false``. Keys are camelCase (``camel_keys``), and
-every instant ``…AtMs`` (epoch milliseconds) has its ISO 8601 twin ``…At`` beside it;
+every instant ``…AtMs`` or ``atMs`` (epoch milliseconds) has its ISO 8601 twin ``…At``
+beside it;
 stored values (a run's input, result, step results) stay as they were stored.
 
 Without ``--json`` stdout carries only the result (the human rendering) and stderr the
@@ -34,7 +35,7 @@ def camel_keys(value: Any) -> Any:
         for key, item in value.items():
             name = _camel(str(key))
             cased[name] = camel_keys(item)
-            if name.endswith("AtMs"):
+            if name.endswith("AtMs") or name == "atMs":
                 cased[name[:-2]] = iso_instant(item)
         return cased
     if isinstance(value, list | tuple):

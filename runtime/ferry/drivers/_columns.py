@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 # The facade's own serialisation: a payload the facade already serialised is stored as it
 # is, and the SQL reads JSON text, so no connection needs a codec.
 from ferry._payload import json_text
+from ferry.drivers.failures import failures_of
 from ferry.drivers.protocol import (
     JOB_STATES,
     ClaimedJob,
@@ -113,6 +114,7 @@ _READ: dict[str, Callable[[Row], Any]] = {
     "last_error": lambda row: job_error_of(row["last_error_code"], row["last_error_message"]),
     "progress": lambda row: progress_of(row["progress_current"], row["progress_total"]),
     "summary": lambda row: run_of(RunSummary, row),
+    "failures": lambda row: failures_of(row["failures"]),
 }
 """How a value's field reads its stored columns, where that is not the column of its name
 (``payload`` is JSON text, ``last_error`` two columns, ``attempt`` the ``attempts`` count)."""

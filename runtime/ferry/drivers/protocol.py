@@ -28,6 +28,7 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 from ferry._clock import Clock
 from ferry._payload import JsonValue as JsonValue  # the values that cross the seam
 from ferry.drivers._ledger import LedgerState, Migration
+from ferry.drivers.failures import AttemptFailure
 
 JobState = Literal["queued", "running", "sleeping", "completed", "dead", "cancelled", "moving"]
 JOB_STATES: tuple[JobState, ...] = (
@@ -157,6 +158,9 @@ class NackOptions:
     run_at_ms: int | None = None
     error: JobError | None = None
     progress: Progress | None = None
+    failure: str | None = None
+    """A failed attempt's record (``ferry.drivers.failures.failure_record``): the settle
+    appends it to the run's failures, of which the store keeps the newest 16 kB."""
 
 
 Settle: TypeAlias = tuple[str, AckOptions | NackOptions]
@@ -317,6 +321,9 @@ class RunDetail:
     steps: Sequence[StepRecord] = field(default_factory=tuple)
     cancel_requested_at_ms: int | None = None
     """When an operator asked to cancel this run while it was running (else None)."""
+    failures: Sequence[AttemptFailure] = ()
+    """Its failed attempts, oldest first: code, instant and traceback of each, as many as
+    the newest 16 kB of them hold (``ferry.drivers.failures``)."""
 
 
 @dataclass(frozen=True, slots=True)

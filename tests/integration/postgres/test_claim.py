@@ -96,7 +96,8 @@ async def test_the_claim_reads_the_live_rows_index_not_the_completed_history(
     claim = Queries(pg_schema)["settle_and_claim"]
     nothing_to_settle = [[]] * 12
     error = ("X_CANCELLED", "cancelled")
-    args = (*nothing_to_settle, now, *error, "w", 10, now + 30_000, None, None)
+    no_failures: list[str] = []
+    args = (*nothing_to_settle, now, *error, no_failures, "w", 10, now + 30_000, None, None)
     plan = json.loads(await db.fetchval(f"EXPLAIN (FORMAT JSON) {claim}", *args))
     nodes = list(_nodes(plan[0]["Plan"]))
     assert ("Index Scan", "jobs", "jobs_claim_order") in nodes

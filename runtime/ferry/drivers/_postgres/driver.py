@@ -219,12 +219,14 @@ class PostgresJobDriver(DerivedCalls):
         columns = array_columns(_settle_row(pk, settle, now) for pk, settle in sent) or _NO_SETTLES
         limits = options.limits if options is not None else {}
         keyed = (list(limits), list(limits.values())) if limits else ()
+        *settled, failures = columns  # the failure records are $16, after now and the override
         rows = await pool.fetch(
             self._db.queries["settle_and_keyed_claim" if limits else "settle_and_claim"],
-            *columns,
+            *settled,
             now,
             CANCELLED_BY_OPERATOR.code,
             CANCELLED_BY_OPERATOR.message,
+            failures,
             options.worker_id if options is not None else None,
             max(options.limit, 0) if options is not None else 0,
             now + options.lease_ms if options is not None else None,
@@ -325,7 +327,7 @@ class PostgresJobDriver(DerivedCalls):
         return connection
 
 
-_SETTLE_COLUMNS = 12
+_SETTLE_COLUMNS = 13
 _NO_SETTLES: list[list[Any]] = [[] for _ in range(_SETTLE_COLUMNS)]
 """The settle arrays of a round trip that settles nothing."""
 
@@ -361,7 +363,7 @@ def _settle_row(pk: int, settle: AckOptions | NackOptions, now: int) -> tuple[An
     progress = progress_columns(settle.progress)
     if isinstance(settle, AckOptions):
         result = "null" if settle.result is None else json_text(settle.result)
-        return (*decided, None, result, None, None, *progress)
+        return (*decided, None, result, None, None, *progress, None)
     error = settle.error
     return (
         *decided,
@@ -370,6 +372,7 @@ def _settle_row(pk: int, settle: AckOptions | NackOptions, now: int) -> tuple[An
         error.code if error is not None else None,
         error.message if error is not None else None,
         *progress,
+        settle.failure,
     )
 
 

@@ -66,7 +66,7 @@ _INTEGERS = {
 _OPTIONAL = (
     "tenant", "actor", "concurrency_key", "locked_by", "lease_expires_at_ms", "result",
     "last_error_code", "last_error_message", "progress_current", "progress_total",
-    "finished_at_ms", "cancel_requested_at_ms",
+    "finished_at_ms", "cancel_requested_at_ms", "failures",
 )  # fmt: skip
 
 

@@ -310,7 +310,7 @@ def _settle_row(settle: AckOptions | NackOptions, now: int) -> list[str | int]:
     ]
     progress = progress_args(settle.progress)
     if isinstance(settle, AckOptions):
-        return [*decided, "", opt(json_text(settle.result)), "", "", *progress]
+        return [*decided, "", opt(json_text(settle.result)), "", "", *progress, ""]
     error = settle.error
     return [
         *decided,
@@ -319,6 +319,7 @@ def _settle_row(settle: AckOptions | NackOptions, now: int) -> list[str | int]:
         opt(error.code if error is not None else None),
         opt(error.message if error is not None else None),
         *progress,
+        opt(settle.failure),
     ]
 
 

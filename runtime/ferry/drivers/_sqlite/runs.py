@@ -29,6 +29,7 @@ from ferry.drivers.protocol import (
     ClaimOptions,
     EnqueueRequest,
     EnqueueResult,
+    NackOptions,
     RecordWrite,
     Renewal,
     RenewalAnswer,
@@ -140,6 +141,7 @@ def settle(
                 "progress_current": current,
                 "progress_total": total,
                 "finished_at_ms": fields.finished_at_ms,
+                "failure": verdict.failure if isinstance(verdict, NackOptions) else None,
                 "now": now_ms,
             },
         )

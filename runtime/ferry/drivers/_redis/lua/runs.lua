@@ -170,14 +170,28 @@ local function claim(arg)
   return claimed
 end
 
+-- The newest 16384 bytes of `text` (ferry.drivers.failures' bound), cut at a character:
+-- never inside a UTF-8 sequence.
+local function newest(text)
+  if #text <= 16384 then return text end
+  local start = #text - 16384 + 1
+  while start <= #text do
+    local byte = string.byte(text, start)
+    if byte < 0x80 or byte >= 0xC0 then break end
+    start = start + 1
+  end
+  return string.sub(text, start)
+end
+
 -- Settle a batch of attempts, each fenced on its claimer; answers 1/0 per settle.
 -- The rules are ferry.drivers.settle's: each settle arrives with its planned state and
 -- whether it gives the attempt back, requeues, finishes the run. The one rule that
 -- depends on the stored run, the cancel override, is applied here as that module says:
 -- a run an operator asked to cancel never goes back to the queue.
--- Reads: now, the override's error code and message, count, then 12 per settle: id,
+-- Reads: now, the override's error code and message, count, then 13 per settle: id,
 -- worker, state, gives back (1/0), requeues (1/0), finishes (1/0), run_at (opt), result
--- (opt JSON text), error code (opt), error message (opt), progress current, total (opt).
+-- (opt JSON text), error code (opt), error message (opt), progress current, total (opt),
+-- a failed attempt's record (opt: appended to the run's newest 16 kB of them).
 local function settle(arg)
   local now, cancel_code, cancel_message = arg(), arg(), arg()
   local landed, woken = {}, {}
@@ -186,6 +200,7 @@ local function settle(arg)
     local gives_back, requeues, finishes = arg() == '1', arg() == '1', arg() == '1'
     local run_at, result, error_code, error_message = opt(arg()), opt(arg()), opt(arg()), opt(arg())
     local progress_current, progress_total = opt(arg()), opt(arg())
+    local failure = opt(arg())
     local run = fields(id, {'state', 'locked_by', 'lease', 'queue', 'priority', 'name',
       'run_at', 'cancel_req'})
     if not holds(run, worker, now) then
@@ -216,6 +231,10 @@ local function settle(arg)
         end
       end
       if ends then table.insert(update, 'finished'); table.insert(update, now) end
+      if failure then
+        table.insert(update, 'failures')
+        table.insert(update, newest((redis.call('HGET', jk, 'failures') or '') .. failure))
+      end
       redis.call('HSET', jk, unpack(update))
       redis.call('HDEL', jk, 'locked_by', 'lease')
       redis.call('ZREM', key('leases'), pad(id))

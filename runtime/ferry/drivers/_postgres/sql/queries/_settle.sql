@@ -1,16 +1,18 @@
 -- A fragment both round trips of the worker begin with (settle_and_claim and
--- settle_and_keyed_claim include it): settle a batch of attempts. $1..$12 are parallel
--- arrays, one element per settle (runs distinct); $13 is now; $14/$15 the error a cancel
--- override leaves. `settled` holds the runs whose settle landed; `notified` wakes idle
--- workers for the runs put straight back.
+-- settle_and_keyed_claim include it): settle a batch of attempts. $1..$12 and $16 are
+-- parallel arrays, one element per settle (runs distinct); $13 is now; $14/$15 the error a
+-- cancel override leaves. `settled` holds the runs whose settle landed; `notified` wakes
+-- idle workers for the runs put straight back.
 requests AS (
     SELECT *
     FROM unnest(
         $1::bigint[], $2::text[], $3::text[], $4::integer[], $5::boolean[], $6::boolean[],
-        $7::bigint[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[]
+        $7::bigint[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[],
+        $16::text[]
     ) AS r(
         id, worker_id, state, attempts_given_back, requeues, finishes,
-        run_at_ms, result, error_code, error_message, progress_current, progress_total
+        run_at_ms, result, error_code, error_message, progress_current, progress_total,
+        failure
     )
 ),
 -- The rules are ferry.drivers.settle's: the caller passes each settle's planned state,
@@ -36,6 +38,9 @@ settled AS (
                                   THEN $15
                                   WHEN r.error_code IS NULL THEN j.last_error_message
                                   ELSE r.error_message END,
+        -- A failed attempt's record (ferry.drivers.failures) joins the run's newest 16 kB.
+        failures = CASE WHEN r.failure IS NULL THEN j.failures
+                        ELSE right(coalesce(j.failures, '') || r.failure, 16384) END,
         progress_current = coalesce(r.progress_current, j.progress_current),
         progress_total = coalesce(r.progress_total, j.progress_total),
         finished_at_ms = CASE WHEN r.finishes

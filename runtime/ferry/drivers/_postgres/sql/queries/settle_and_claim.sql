@@ -1,8 +1,8 @@
--- The worker's round trip: settle a batch of attempts, then lease up to $17 due runs to
--- worker $16 until $18, counting an attempt — one statement, one commit. `settle_many` is
--- this with no claim ($17 = 0), `claim` this with no settles (empty arrays); a worker whose
+-- The worker's round trip: settle a batch of attempts, then lease up to $18 due runs to
+-- worker $17 until $19, counting an attempt — one statement, one commit. `settle_many` is
+-- this with no claim ($18 = 0), `claim` this with no settles (empty arrays); a worker whose
 -- jobs declare concurrency sends settle_and_keyed_claim instead.
--- The settle's parameters ($1..$15) are those of _settle.sql; $19/$20 restrict the claim to
+-- The settle's parameters ($1..$16) are those of _settle.sql; $20/$21 restrict the claim to
 -- queues/names (NULL: any). Two statements rather than one with the keyed part unused:
 -- the server plans the statement on every execution, and the keyed part doubles that cost.
 WITH {_settle},
@@ -13,7 +13,7 @@ picked AS (
     FROM {schema}.jobs AS j
     WHERE {_due}
     ORDER BY j.priority DESC, j.run_at_ms, j.id
-    LIMIT $17
+    LIMIT $18
     FOR UPDATE OF j SKIP LOCKED
 ),
 -- The settled runs' slots (caps, or a key taken by a claim without limits) go in the

@@ -1,6 +1,6 @@
 -- The round trip of a worker running jobs that declare concurrency: like settle_and_claim,
 -- and the claim also takes each keyed run's concurrency slot, skipping runs whose key is
--- full. $1..$20 as in settle_and_claim; $21/$22 are parallel arrays: job name, its
+-- full. $1..$21 as in settle_and_claim; $22/$23 are parallel arrays: job name, its
 -- fleet-wide limit per concurrency key.
 --
 -- Every part of one statement reads the same snapshot, so the claim cannot see what the
@@ -11,7 +11,7 @@
 -- previous one.
 WITH {_settle},
 limits AS (
-    SELECT * FROM unnest($21::text[], $22::integer[]) AS l(name, lim)
+    SELECT * FROM unnest($22::text[], $23::integer[]) AS l(name, lim)
 ),
 -- Keys (with the job they count for) whose live slots already reach the limit, counting
 -- neither expired slots nor those of runs settled above. Computed once, so each candidate
@@ -35,7 +35,7 @@ picked AS (
       AND (j.concurrency_key IS NULL
            OR (j.name, j.concurrency_key) NOT IN (SELECT name, key FROM full_keys))
     ORDER BY j.priority DESC, j.run_at_ms, j.id
-    LIMIT $17
+    LIMIT $18
     FOR UPDATE OF j SKIP LOCKED
 ),
 -- Within the batch, the n-th picked run of a key gets the n-th free slot of that key, and
@@ -65,7 +65,7 @@ free AS (
 -- conflicts, finds a live holder, and that run stays queued.
 taken AS (
     INSERT INTO {schema}.lease_slots AS s (key, slot, holder, expires_at_ms)
-    SELECT k.key, f.slot, k.id::text, $18
+    SELECT k.key, f.slot, k.id::text, $19
     FROM keyed AS k
     JOIN free AS f ON f.key = k.key AND f.nth = k.nth
     WHERE k.nth <= k.room
