@@ -23,6 +23,7 @@ from ferry._operations.envelope import Outcome, Terminal
 from ferry._operations.filters import FILTER_WORDS, VIEWS, instant
 from ferry._operations.preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
 from ferry._operations.runs import WAITING_STATES
+from ferry._tracecontext import trace_id_of
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 from ferry.errors import FerryError
 
@@ -197,6 +198,7 @@ def _detail_text(run: RunDetail, *, full: bool, terminal: Terminal) -> str:
             ("run at", instant(s.run_at_ms)),
             ("updated", instant(s.updated_at_ms)),
             ("finished", instant(run.finished_at_ms) if run.finished_at_ms else None),
+            ("trace", trace_id_of(run.traceparent)),
         ],
     )
     steps = table(
@@ -216,7 +218,13 @@ def _detail_text(run: RunDetail, *, full: bool, terminal: Terminal) -> str:
         ],
     )
     wholes = [f"{label}:\n{json_text(value)}" for label, value in whole]
-    return render_parts([overview, steps, *wholes], terminal)
+    failures = [
+        f"failed attempt {f.attempt if f.attempt is not None else '(cut)'}"
+        f"{f' · {f.code}' if f.code else ''}{f' · {instant(f.at_ms)}' if f.at_ms else ''}:\n"
+        f"{f.traceback.rstrip()}"
+        for f in run.failures
+    ]
+    return render_parts([overview, steps, *failures, *wholes], terminal)
 
 
 async def retry_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:

@@ -21,6 +21,7 @@ from ferry._jobs.definition import JobDefinition
 from ferry._names import check_name
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, to_json_text
 from ferry._storable import not_storable, quoted, unstorable
+from ferry._tracecontext import current_traceparent
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, JobDriver
 from ferry.errors import FerryError
 
@@ -169,6 +170,7 @@ def build_request(
         concurrency_key=concurrency_key,
         priority=definition.priority,
         connection=connection if connection is not None else _connection.get(),
+        traceparent=current_traceparent(),
     )
 
 

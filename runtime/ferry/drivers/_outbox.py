@@ -5,8 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from ferry._payload import to_json
+from ferry._tracecontext import current_traceparent
 from ferry.drivers.protocol import JsonValue
 from ferry.errors import FerryError
+
+
+def appended_under() -> str | None:
+    """The trace context an entry appended now carries (``None``: nothing traced here)."""
+    return current_traceparent()
 
 
 def checked_entry(type: Any, payload: Any) -> JsonValue:

@@ -84,6 +84,9 @@ class EnqueueRequest:
     payload_json: str | None = None
     """``payload`` as JSON text, serialised once by the enqueue facade after its checks; a
     driver that stores text stores this (``None``: serialise ``payload`` itself)."""
+    traceparent: str | None = None
+    """The W3C trace context of the span the enqueue was made under (``None``: none), which
+    the run's execution span continues (``ferry._tracecontext``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +135,8 @@ class ClaimedJob:
     lease_expires_at_ms: int
     slot_held: bool = False
     """The claim already took the run's concurrency slot (so execution need not)."""
+    traceparent: str | None = None
+    """The trace context it was enqueued under, which its execution span continues."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,6 +329,8 @@ class RunDetail:
     failures: Sequence[AttemptFailure] = ()
     """Its failed attempts, oldest first: code, instant and traceback of each, as many as
     the newest 16 kB of them hold (``ferry.drivers.failures``)."""
+    traceparent: str | None = None
+    """The W3C trace context it was enqueued under (the run page shows its trace id)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -419,6 +426,8 @@ class OutboxEntry:
     payload: JsonValue
     attempts: int
     created_at_ms: int
+    traceparent: str | None = None
+    """The trace context it was appended under: the relay enqueues its run under it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -691,7 +700,8 @@ class OutboxStore(Protocol):
     """Where side effects wait between the application's commit and the relay's publish."""
 
     async def append(self, type: str, payload: JsonValue, *, connection: Any) -> str:
-        """Write one entry in ``connection``'s open transaction; answers its id.
+        """Write one entry in ``connection``'s open transaction, with the current trace
+        context (``ferry._tracecontext.current_traceparent``); answers its id.
 
         Rolled back, the entry never existed; committed, the relay publishes it. A driver
         with no transactions to join refuses (``X_DRIVER_NO_TRANSACTIONS``).

@@ -166,9 +166,9 @@ class PostgresJobDriver(DerivedCalls):
         runs: dict[str, EnqueueResult] = {}
         pending = [requests[i] for i in first.values()]
         while pending:
-            columns = array_columns(map(_enqueue_row, pending))
+            *columns, traces = array_columns(map(_enqueue_row, pending))
             written = await session.fetch(
-                self._db.queries["enqueue"], *columns, self._clock.now_ms()
+                self._db.queries["enqueue"], *columns, self._clock.now_ms(), traces
             )
             runs.update((r["idempotency_key"], EnqueueResult(r["id"], False)) for r in written)
             taken = [r.idempotency_key for r in pending if r.idempotency_key not in runs]
@@ -345,6 +345,7 @@ def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
         r.actor,
         r.concurrency_key,
         r.priority,
+        r.traceparent,
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import asyncpg
 
 from ferry.drivers._columns import from_json_text, json_text
-from ferry.drivers._outbox import checked_entry
+from ferry.drivers._outbox import appended_under, checked_entry
 from ferry.drivers._postgres.database import Database
 from ferry.drivers._postgres.wake import ChannelWake
 from ferry.drivers.protocol import OutboxEntry
@@ -47,7 +47,11 @@ class PostgresOutbox:
             )
         await self._db.open()
         entry_id: str = await connection.fetchval(
-            self._db.queries["outbox_append"], type, json_text(document), self._db.clock.now_ms()
+            self._db.queries["outbox_append"],
+            type,
+            json_text(document),
+            self._db.clock.now_ms(),
+            appended_under(),
         )
         return entry_id
 
@@ -68,6 +72,7 @@ class PostgresOutbox:
                 payload=from_json_text(row["payload"]),
                 attempts=row["attempts"],
                 created_at_ms=row["created_at_ms"],
+                traceparent=row["traceparent"],
             )
             for row in rows
         ]

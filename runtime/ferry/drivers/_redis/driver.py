@@ -176,6 +176,7 @@ class RedisJobDriver(DerivedCalls):
                 opt(r.actor),
                 opt(r.concurrency_key),
                 r.priority,
+                opt(r.traceparent),
             ]
         answers = await self._connection.run("enqueue", *args)
         return [
@@ -341,7 +342,7 @@ def _renewal(answer: int) -> RenewalAnswer:
 
 _CLAIMED = (
     "name", "queue", "payload", "key", "attempts", "max_attempts", "tenant", "actor", "ckey",
-    "run_at", "created", "lease",
+    "run_at", "created", "lease", "tp",
 )  # fmt: skip
 """The fields a claim answers after the run's id, in order (then whether its slot is held)."""
 

@@ -279,6 +279,7 @@ def _enqueue_row(r: EnqueueRequest) -> dict[str, Any]:
         "actor": r.actor,
         "concurrency_key": r.concurrency_key,
         "priority": r.priority,
+        "traceparent": r.traceparent,
     }
 
 

@@ -98,7 +98,7 @@ end
 -- Lease up to `limit` due runs to `worker`, counting an attempt; with `limits` (job name
 -- -> limit) also take each keyed run's slot, skipping runs whose key is full.
 -- Reads: worker, now, lease until, limit, queue count (-1: any) and queues, name count
--- (-1: any) and names, limit count and (name, limit) pairs. Answers 14 fields per run.
+-- (-1: any) and names, limit count and (name, limit) pairs. Answers 15 fields per run.
 local function claim(arg)
   local worker, now, lease_until, limit = arg(), arg(), arg(), tonumber(arg())
   local queues, names, limits = nil, nil, {}
@@ -154,11 +154,11 @@ local function claim(arg)
     restate(id, run.queue, state, 'running')
     redis.call('ZADD', key('leases'), lease_until, pad(id))
     local more = redis.call('HMGET', job_key(id),
-      'payload', 'key', 'max_attempts', 'tenant', 'actor', 'created')
+      'payload', 'key', 'max_attempts', 'tenant', 'actor', 'created', 'tp')
     table.insert(claimed, {
       id, run.name, run.queue, more[1], more[2], attempt, more[3], more[4] or false,
       more[5] or false, run.ckey or false, run.run_at, more[6], lease_until,
-      slot_held and 1 or 0,
+      more[7] or false, slot_held and 1 or 0,
     })
   end
 

@@ -9,11 +9,13 @@ SELECT false AS claimed, id AS pk, id::text AS id, NULL AS name, NULL AS queue,
        NULL::integer AS max_attempts, NULL AS tenant, NULL AS actor,
        NULL AS concurrency_key, NULL::bigint AS run_at_ms, NULL::bigint AS created_at_ms,
        NULL::bigint AS lease_expires_at_ms, NULL::boolean AS slot_held, NULL::integer AS priority,
-       (SELECT count(*) FROM notified) AS notified  -- reading `notified` is what runs it
+       (SELECT count(*) FROM notified) AS notified,  -- reading `notified` is what runs it
+       NULL AS traceparent
 FROM settled
 UNION ALL
 SELECT true, id, id::text, name, queue, payload::text, idempotency_key, attempts,
        max_attempts, tenant, actor, concurrency_key, run_at_ms, created_at_ms,
-       lease_expires_at_ms, id::text IN (SELECT holder FROM slots_taken), priority, 0
+       lease_expires_at_ms, id::text IN (SELECT holder FROM slots_taken), priority, 0,
+       traceparent
 FROM claimed
 ORDER BY claimed, priority DESC, run_at_ms, pk  -- the bigint, not id::text
