@@ -90,9 +90,9 @@ async def test_errors_are_found_by_code_and_by_text_in_either_case(
     fine = (await flaky.enqueue({"id": "c"})).job_id
     await harness.drain()
     assert await _ids(driver, error_code="X_JOB_FAILED") == [dead, failed]
-    assert await _ids(driver, error="PLANNED failure") == [dead, failed]
-    assert await _ids(driver, error="planned failure 3") == [dead]
-    assert await _ids(driver, error="no such text") == []
+    assert await _ids(driver, error_text="PLANNED failure") == [dead, failed]
+    assert await _ids(driver, error_text="planned failure 3") == [dead]
+    assert await _ids(driver, error_text="no such text") == []
     assert fine not in await _ids(driver, error_code="X_JOB_FAILED")
     listed = {r.id: r for r in (await list_runs(driver, {})).runs}
     assert listed[failed].state == "completed" and listed[failed].last_error is None

@@ -95,7 +95,12 @@ def add_filter_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--error-code", dest="error_code", default=None, help="last error with this X_* code"
     )
-    parser.add_argument("--error", default=None, help="last error message containing this")
+    parser.add_argument(
+        "--error-text",
+        dest="error_text",
+        default=None,
+        help="last error message containing this (ASCII letters in either case)",
+    )
     parser.add_argument(
         "--input", default=None, help='inputs containing this JSON, e.g. \'{"org_id": "42"}\''
     )

@@ -265,7 +265,7 @@ def admin_tools(backend: Backend) -> MCPServer:
         until: Until = None,
         key: Key = None,
         error_code: ErrorCode = None,
-        error: ErrorText = None,
+        error_text: ErrorText = None,
         input: InputPattern = None,
         before: Annotated[
             StrictStr | StrictInt | None, Field(description="page on: runs older than this id")
@@ -288,7 +288,7 @@ def admin_tools(backend: Backend) -> MCPServer:
         until: Until = None,
         key: Key = None,
         error_code: ErrorCode = None,
-        error: ErrorText = None,
+        error_text: ErrorText = None,
         input: InputPattern = None,
     ) -> CallToolResult:
         chosen = bulk.bulk_action(action)
@@ -404,7 +404,7 @@ def _bulk_tool(
         until: Until = None,
         key: Key = None,
         error_code: ErrorCode = None,
-        error: ErrorText = None,
+        error_text: ErrorText = None,
         input: InputPattern = None,
     ) -> CallToolResult:
         done = await bulk.apply(d, action, _words(locals()), selection)

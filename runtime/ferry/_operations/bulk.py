@@ -42,7 +42,8 @@ APPLIES: Mapping[BulkAction, frozenset[JobState]] = {
     "cancel": CANCELLABLE,
     "delete": DELETABLE,
 }
-_DONE = {"retry": "retried", "cancel": "cancelled", "delete": "deleted"}
+DONE: Mapping[BulkAction, str] = {"retry": "retried", "cancel": "cancelled", "delete": "deleted"}
+"""What each action does to a run, as a sentence says it."""
 _NOT_FILTERS = ("before", "limit")
 
 
@@ -64,7 +65,7 @@ class Selection:
 
     @property
     def summary(self) -> str:
-        return f"{len(self.ids)} run(s) would be {_DONE[self.action]} (selection {self.token})"
+        return f"{len(self.ids)} run(s) would be {DONE[self.action]} (selection {self.token})"
 
     def to_json(self) -> dict[str, Any]:
         """``ferry jobs bulk <action> --dry-run --json``'s data."""
@@ -98,7 +99,7 @@ async def preview(
             "X_INVARIANT",
             f"a bulk {action} needs a filter, and none was given",
             "narrow it with state, view, queue, job, tenant, since/until, key, error_code, "
-            "error or input (see `ferry jobs ls` for the words)",
+            "error_text or input (see `ferry jobs ls` for the words)",
         )
     wanted = replace(
         run_filter(given, now_ms=driver.clock.now_ms()), limit=MAX_BULK + 1, before_id=None
@@ -125,14 +126,14 @@ async def apply(
             "X_SELECTION_CHANGED",
             f"the runs this bulk {action} selects changed since the preview ({len(again.ids)} "
             f"run(s) now, selection {again.token} instead of {selection[:40]}): nothing was "
-            f"{_DONE[action]}",
+            f"{DONE[action]}",
             "preview again (--dry-run, the dashboard's preview, the preview tool) and confirm "
             "what it shows",
         )
     changes = await _act(driver, action, again.ids)
     changed = [c.id for c in changes if c.changed]
     skipped = [run_id for run_id in again.ids if run_id not in set(changed)]
-    summary = f"{len(changed)} run(s) {_DONE[action]}" + (
+    summary = f"{len(changed)} run(s) {DONE[action]}" + (
         f", {len(skipped)} skipped (their state changed meanwhile, or they are gone)"
         if skipped
         else ""
@@ -144,7 +145,7 @@ async def apply(
         "changed": len(changed),
         "skipped": skipped[:SAMPLE],
     }
-    return Action(summary, data, f"bulk-{_DONE[action]}" if not skipped else "bulk-partial")
+    return Action(summary, data, f"bulk-{DONE[action]}" if not skipped else "bulk-partial")
 
 
 async def _act(driver: JobDriver, action: BulkAction, ids: Sequence[str]) -> list[RunChange]:

@@ -1,7 +1,7 @@
 """Run filters and instants as operators type and read them, in the CLI and the dashboard.
 
 Every surface hands the same words (``FILTER_WORDS``: ``queue``, ``job``, ``state``,
-``view``, ``tenant``, ``since``, ``until``, ``key``, ``error_code``, ``error``, ``input``,
+``view``, ``tenant``, ``since``, ``until``, ``key``, ``error_code``, ``error_text``, ``input``,
 ``before``, ``limit``) to ``run_filter``, so a filter means one thing everywhere and every
 refusal names the word that was wrong (``X_INVARIANT``).
 
@@ -36,12 +36,12 @@ FILTER_WORDS = (
     "until",
     "key",
     "error_code",
-    "error",
+    "error_text",
     "input",
     "before",
     "limit",
 )
-_NAME_WORDS = ("queue", "job", "tenant", "key", "error_code", "error")
+_NAME_WORDS = ("queue", "job", "tenant", "key", "error_code", "error_text")
 VIEWS = ("scheduled", "retrying", "sleeping", "dead")
 MAX_SEARCH_CHARS = 1_000
 """The longest text, key prefix or input pattern a search takes."""
@@ -72,7 +72,7 @@ def run_filter(
             f"before {before[:40]!r} is not a run id (a whole number from 1 to {_RUN_ID_MAX})",
             "pass the id of the last run of the previous page (the `next_before_id`)",
         )
-    for word in ("key", "error_code", "error", "input"):
+    for word in ("key", "error_code", "error_text", "input"):
         text = given.get(word)
         if text is not None and len(text) > MAX_SEARCH_CHARS:
             raise FerryError(
@@ -92,7 +92,7 @@ def run_filter(
         before_id=before,
         key_prefix=given.get("key"),
         error_code=given.get("error_code"),
-        error_text=given.get("error"),
+        error_text=given.get("error_text"),
         input_contains=json_pattern(given.get("input")),
     )
     return with_view(wanted, given.get("view"), now_ms=now_ms)
