@@ -36,6 +36,7 @@ from ferry._operations.envelope import iso_instant
 from ferry._operations.filters import FILTER_WORDS, MAX_PAGE, instant
 from ferry._operations.queues import queue_overview
 from ferry._operations.runs import WAITING_STATES
+from ferry._printable import printable
 from ferry._tracecontext import trace_id_of
 from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
@@ -137,6 +138,7 @@ class _Pages:
         )
         self.templates.filters["instant"] = instant
         self.templates.filters["iso"] = iso_instant
+        self.templates.filters["printable"] = lambda text: printable(text, lines=True)
         self.templates.filters["duration"] = format_ms
         self.templates.filters["pretty_json"] = lambda v: json.dumps(
             v, indent=2, ensure_ascii=False, default=str
@@ -453,7 +455,8 @@ class _Pages:
                 return _back(f"{PREFIX}/jobs/bulk?{again}", error=refused.code)
             return self._plain(400, f"{refused.code}: {refused.message}")
         logger.info("admin.bulk.done", extra={"action": action, **done.data})
-        return _back(f"{PREFIX}/jobs?{urlencode(chosen)}", notice=done.notice)
+        listed = f"{PREFIX}/jobs" + (f"?{urlencode(chosen)}" if chosen else "")
+        return _back(listed, notice=done.notice)
 
     async def queue_action(self, request: Request, grant: Grant) -> Response:
         """Pause or resume the queue named in the form."""
@@ -621,7 +624,8 @@ def _bounded_json(value: Any, limit: int) -> tuple[str, bool]:
 
 def _back(path: str, *, notice: str | None = None, error: str | None = None) -> Response:
     query = urlencode({k: v for k, v in (("notice", notice), ("error", error)) if v})
-    return _secured(RedirectResponse(f"{path}?{query}" if query else path, status_code=303))
+    joint = "&" if "?" in path else "?"
+    return _secured(RedirectResponse(f"{path}{joint}{query}" if query else path, status_code=303))
 
 
 def _secured(response: Response) -> Response:
