@@ -11,10 +11,10 @@ start reaches the client as a clean exit, never as a line it cannot parse.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
 
+from ferry import _event_loop as event_loop
 from ferry._cli import (
     admin_command,
     dev_command,
@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     owns_stdout = getattr(args, "speaks_on_stdout", lambda _: False)(args)
     out = sys.stderr if owns_stdout else sys.stdout
     try:
-        outcome: Outcome = asyncio.run(args.handler(args))
+        outcome: Outcome = event_loop.run(lambda: args.handler(args))
     except FerryError as refused:
         if refused.detail:
             sys.stderr.write(refused.detail)
