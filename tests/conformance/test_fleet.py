@@ -156,6 +156,10 @@ async def test_the_live_workers_gauge_counts_workers_per_queue(
     metrics = WorkerMetrics(CollectorRegistry())
     async with started(driver, metrics=metrics, stats_interval_ms=1_000, queues=["default"]):
         await eventually(lambda: _ids(driver), what="the worker registered")
+        await eventually(
+            lambda: clock.now_ms() + 1_000 in clock.deadlines_ms(),
+            what="the sampler asleep until its next sample",
+        )
         clock.advance(1)  # the next sample
 
         def gauge() -> float | None:
