@@ -27,16 +27,15 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictInt, StrictStr, ValidationError
 
 import ferry._operations as operations
+from ferry._bounds import run_id
 from ferry._operations import bulk
 from ferry._operations.access import Access, Level
 from ferry._operations.envelope import Action, Outcome
-from ferry._operations.filters import FILTER_WORDS, MAX_PAGE
-from ferry._operations.queues import MAX_WINDOW_MS
-from ferry._operations.schedules import MAX_OCCURRENCES
+from ferry._operations.filters import FILTER_WORDS, MAX_PAGE, page_limit
 from ferry.drivers._url import connection_refusal
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
-from ferry.tasks._declaration import TaskHandle
+from ferry.tasks._declaration import MAX_OCCURRENCES, TaskHandle
 
 RunId = Annotated[StrictStr | StrictInt, Field(description="the run id, as a string or an integer")]
 Limit = Annotated[
@@ -297,17 +296,17 @@ def admin_tools(backend: Backend) -> MCPServer:
 
     @tool("admin.x_jobs.show")
     async def jobs_show(id: RunId) -> CallToolResult:
-        run = await operations.show_run(d, str(id))
+        run = await operations.show_run(d, id)
         return answer("jobs show", operations.run_headline(run), operations.run_json(run))
 
     @tool("admin.x_jobs.stats")
     async def jobs_stats(
         window: Annotated[
             str,
-            Field(description=f'throughput window, "1s" to "7d" ({MAX_WINDOW_MS} ms), e.g. "1h"'),
+            Field(description='throughput window, 1 ms to 366 days, e.g. "5m", "1h", "7d"'),
         ] = "5m",
     ) -> CallToolResult:
-        window_ms = operations.window_ms(window)
+        window_ms = operations.stats_window_ms(window)
         queues = await operations.queue_stats(d, window_ms)
         data = operations.stats_json(window_ms, queues)
         return answer("jobs stats", operations.stats_summary(queues), data)
@@ -321,7 +320,7 @@ def admin_tools(backend: Backend) -> MCPServer:
     async def tasks_show(
         name: str,
         count: Annotated[
-            StrictInt, Field(description=f"how many next occurrences, 1 to {MAX_OCCURRENCES}")
+            StrictInt, Field(description=f"how many next occurrences, 1 to {MAX_OCCURRENCES} (5)")
         ] = 5,
     ) -> CallToolResult:
         task = operations.find_task(backend.tasks, name)
@@ -339,11 +338,11 @@ def admin_tools(backend: Backend) -> MCPServer:
 
     @tool("admin.action.job.retry")
     async def job_retry(id: RunId) -> CallToolResult:
-        return acted("jobs retry", await operations.retry_run(d, str(id)))
+        return acted("jobs retry", await operations.retry_run(d, id))
 
     @tool("admin.action.job.cancel")
     async def job_cancel(id: RunId) -> CallToolResult:
-        return acted("jobs cancel", await operations.cancel_run(d, str(id)))
+        return acted("jobs cancel", await operations.cancel_run(d, id))
 
     @tool("admin.action.job.queue.pause")
     async def queue_pause(
@@ -412,8 +411,14 @@ def _bulk_tool(
 
 
 def _words(given: dict[str, Any]) -> dict[str, str | None]:
-    """A tool's filter arguments as the filter words (ids and sizes as text)."""
-    return {w: None if given.get(w) is None else str(given[w]) for w in FILTER_WORDS}
+    """A tool's filter arguments as the filter words (ids and sizes as text). A number is
+    bounded before it becomes a word: ``str()`` of a huge int raises."""
+    words = {w: None if given.get(w) is None else given[w] for w in FILTER_WORDS}
+    if isinstance(words["limit"], int):
+        words["limit"] = str(page_limit(words["limit"]))
+    if isinstance(words["before"], int):
+        words["before"] = run_id(words["before"], field="before")
+    return {w: None if v is None else str(v) for w, v in words.items()}
 
 
 class EnvelopeServer(MCPServer):

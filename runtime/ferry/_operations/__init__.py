@@ -9,6 +9,7 @@ cannot mean one thing in a terminal and another on a page. Nothing here imports 
 framework, the MCP SDK or the CLI.
 """
 
+from ferry._operations.enqueue import enqueue_job, find_job, input_of
 from ferry._operations.envelope import Action, Outcome, camel_keys
 from ferry._operations.queues import (
     DEFAULT_WINDOW_MS,
@@ -18,7 +19,7 @@ from ferry._operations.queues import (
     set_queue_paused,
     stats_json,
     stats_summary,
-    window_ms,
+    stats_window_ms,
 )
 from ferry._operations.runs import (
     RunsPage,
@@ -28,6 +29,7 @@ from ferry._operations.runs import (
     run_headline,
     run_json,
     show_run,
+    waiting_for,
 )
 from ferry._operations.schedules import (
     find_task,
@@ -46,7 +48,10 @@ __all__ = [
     "RunsPage",
     "camel_keys",
     "cancel_run",
+    "enqueue_job",
+    "find_job",
     "find_task",
+    "input_of",
     "list_runs",
     "list_workers",
     "queue_overview",
@@ -60,9 +65,10 @@ __all__ = [
     "show_run",
     "stats_json",
     "stats_summary",
+    "stats_window_ms",
     "task_status",
     "task_statuses",
-    "window_ms",
+    "waiting_for",
     "workers_json",
     "workers_summary",
 ]

@@ -25,7 +25,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Sequence
 
-from ferry._aio import first_of
+from ferry._aio import first_of, supervise
 from ferry._clock import Clock
 from ferry._wakeup import DueInstants
 
@@ -183,6 +183,8 @@ class Listener(Health):
         """The waiters of ``channel``, listening from now on (idempotent)."""
         if self._task is None:
             self._task = asyncio.create_task(self._keep_listening(), name="ferry-wake")
+            # Each session's end is caught inside; this is for what is left: a bug.
+            supervise(self._task, logger=self._logger, event="jobs.wake.lost")
         return self.channels[channel]
 
     async def close(self) -> None:
@@ -222,6 +224,8 @@ class Listener(Health):
                 self._logger.warning(
                     "jobs.wake.lost", extra={"error": f"{type(error).__name__}: {error}"}
                 )
+            else:  # the server closed it (a restart, a failover): as much a loss
+                self._logger.warning("jobs.wake.lost", extra={"error": "the session was closed"})
             if self.healthy:
                 failures = 0  # it did listen: the next reconnect starts from the first delay
             self._set_healthy(False)

@@ -9,7 +9,7 @@ name (``X_DRIVER_CAPABILITY``: the driver, the capability, what needed it) inste
 degrading silently. The one exception is the spec's: job concurrency on a driver without
 ``slots`` is ``X_JOB_CONCURRENCY_UNENFORCEABLE`` (``ferry._jobs.policy``).
 
-Adding a capability (the rate buckets of a ``RateLimit`` are the next) is a protocol in
+Adding a capability is a protocol in
 ``ferry.drivers.protocol``, an entry in ``CAPABILITIES`` and the attribute on each driver
 that offers it.
 """
@@ -24,6 +24,7 @@ from ferry.drivers.protocol import (
     JobIntrospection,
     LeaseStore,
     OutboxStore,
+    RateBuckets,
     RecordStore,
     RunTransfer,
     SlotStore,
@@ -44,13 +45,22 @@ class Capability(Generic[StoreT]):
 
 
 SLOTS: Capability[SlotStore] = Capability("slots", "fleet-wide concurrency slots and caps")
+RATES: Capability[RateBuckets] = Capability("rates", "fleet-wide rate windows")
 LEASES: Capability[LeaseStore] = Capability("leases", "fenced expiring leases")
 RECORDS: Capability[RecordStore] = Capability("records", "keyed records and logs")
 OUTBOX: Capability[OutboxStore] = Capability("outbox", "a transactional outbox")
 TRANSFER: Capability[RunTransfer] = Capability("transfer", "moving runs to another store")
 INTROSPECT: Capability[JobIntrospection] = Capability("introspect", "operator reads and actions")
 
-CAPABILITIES: tuple[Capability[Any], ...] = (SLOTS, LEASES, RECORDS, OUTBOX, TRANSFER, INTROSPECT)
+CAPABILITIES: tuple[Capability[Any], ...] = (
+    SLOTS,
+    RATES,
+    LEASES,
+    RECORDS,
+    OUTBOX,
+    TRANSFER,
+    INTROSPECT,
+)
 """Every capability, in the order ``ferry doctor`` lists them."""
 
 

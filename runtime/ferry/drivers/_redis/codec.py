@@ -46,6 +46,8 @@ def optional_int(value: str | None) -> int | None:
 _COLUMNS = {
     "key": "idempotency_key",
     "ckey": "concurrency_key",
+    "rkey": "rate_key",
+    "rdef": "rate_deferred_until_ms",
     "run_at": "run_at_ms",
     "created": "created_at_ms",
     "updated": "updated_at_ms",
@@ -62,12 +64,13 @@ _COLUMNS = {
 _INTEGERS = {
     "attempts", "max_attempts", "priority", "run_at_ms", "created_at_ms", "updated_at_ms",
     "lease_expires_at_ms", "finished_at_ms", "cancel_requested_at_ms", "progress_current",
-    "progress_total",
+    "progress_total", "rate_deferred_until_ms",
 }  # fmt: skip
 _OPTIONAL = (
     "tenant", "actor", "concurrency_key", "locked_by", "lease_expires_at_ms", "result",
     "last_error_code", "last_error_message", "progress_current", "progress_total",
-    "finished_at_ms", "cancel_requested_at_ms", "failures", "traceparent",
+    "finished_at_ms", "cancel_requested_at_ms", "failures", "traceparent", "rate_key",
+    "rate_deferred_until_ms",
 )  # fmt: skip
 
 

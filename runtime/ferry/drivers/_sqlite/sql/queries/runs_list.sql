@@ -8,6 +8,8 @@
 -- the input contains, by jsonb's rules: ferry_json_contains), due after :due_after, with
 -- or without a last error (:has_error 1/0). A page is a backward walk of the primary key,
 -- never a sort.
+-- ORDER BY names ferry_jobs.id: a bare `id` would be the text alias of the result column,
+-- SQLite's first choice there, and "999" sorts after "1000".
 SELECT CAST(id AS TEXT) AS id, name, queue, state, attempts, max_attempts, tenant, run_at_ms,
        created_at_ms, updated_at_ms, last_error_code, last_error_message
 FROM ferry_jobs
@@ -27,5 +29,5 @@ WHERE (:queue IS NULL OR queue = :queue)
   AND (:input_contains IS NULL OR ferry_json_contains(payload, :input_contains))
   AND (:due_after IS NULL OR run_at_ms > :due_after)
   AND (:has_error IS NULL OR (last_error_code IS NOT NULL) = :has_error)
-ORDER BY id DESC
+ORDER BY ferry_jobs.id DESC
 LIMIT :limit
