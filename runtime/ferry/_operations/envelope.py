@@ -29,13 +29,14 @@ from ferry.errors import FerryError
 def camel_keys(value: Any) -> Any:
     """``value`` with every dict key in camelCase, the JSON envelope's key style
     (``concurrencyKey``, ``nextMs``) — the same names the spec's examples use — and beside
-    every instant ``…AtMs`` its ISO 8601 form ``…At`` (``createdAtMs`` → ``createdAt``)."""
+    every instant ``…AtMs`` (or ``…UntilMs``) its ISO 8601 form ``…At`` (``createdAtMs`` →
+    ``createdAt``; ``rateDeferredUntilMs`` → ``rateDeferredUntil``)."""
     if isinstance(value, dict):
         cased: dict[str, Any] = {}
         for key, item in value.items():
             name = _camel(str(key))
             cased[name] = camel_keys(item)
-            if name.endswith("AtMs") or name == "atMs":
+            if name.endswith(("AtMs", "UntilMs")) or name == "atMs":
                 cased[name[:-2]] = iso_instant(item)
         return cased
     if isinstance(value, list | tuple):

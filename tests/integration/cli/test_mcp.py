@@ -233,7 +233,11 @@ async def test_a_model_gets_ids_as_numbers_honest_hints_and_every_refusal_in_the
         for name in READ_TOOLS:
             assert hints[name].read_only_hint is True and not hints[name].destructive_hint
         destructive = {name for name in MANAGE_TOOLS if hints[name].destructive_hint}
-        assert destructive == {"admin.action.job.cancel"}
+        assert destructive == {
+            "admin.action.job.cancel",
+            "admin.action.job.bulk.cancel",
+            "admin.action.job.bulk.delete",
+        }
         assert not any(hints[name].read_only_hint for name in MANAGE_TOOLS)
 
         # An integer id is the same run as its string.
