@@ -6,6 +6,7 @@ memory."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +17,7 @@ from pydantic import BaseModel
 from support.tracing import recording
 
 from ferry import define_api, job, task
+from ferry._bridge import serve
 from ferry._clock import FrozenClock
 from ferry._operations import run_json, show_run
 from ferry._outbox import JobOutboxPublisher, OutboxRelay
@@ -91,6 +93,24 @@ async def test_a_run_enqueued_under_a_span_runs_in_its_trace(
     run = await show_run(driver, job_id)
     assert trace_id_of(run.traceparent) == format(request.get_span_context().trace_id, "032x")
     assert run_json(run)["traceparent"] == run.traceparent
+
+
+async def test_a_sync_enqueue_from_a_thread_runs_in_its_callers_trace(
+    harness: Harness, driver: JobDriver
+) -> None:
+    """Sync code (a WSGI view, a sync endpoint's thread) enqueues through the loop the
+    driver serves: the span current on the caller's thread is still the one stored."""
+
+    def view() -> str:
+        with _tracer.start_as_current_span("web.request"):
+            return child.enqueue_sync({"id": "sync"}).job_id
+
+    serve()  # this loop serves the drivers, as an application's lifespan notes it
+    with harness.installed():
+        job_id = await asyncio.to_thread(view)
+    await harness.drain()
+    _continues(_span("jobs.job.trace.child"), _span("web.request"))
+    assert (await show_run(driver, job_id)).traceparent is not None
 
 
 async def test_a_run_enqueued_outside_any_span_starts_a_trace_of_its_own(
