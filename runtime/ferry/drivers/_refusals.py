@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from ferry.drivers.protocol import EnqueueRequest, JobState, RunChange
 from ferry.errors import FerryError
@@ -45,6 +45,25 @@ def one_change(job_id: str, changes: Sequence[RunChange], action: str, allowed: 
     if not change.changed:
         raise run_in_wrong_state(job_id, change.name, change.state, action, allowed)
     return change.state
+
+
+class _ManyRunActions(Protocol):
+    async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]: ...
+
+    async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]: ...
+
+
+class OneRunActions:
+    """``retry_run`` and ``cancel_run``, written once over a driver's many-run actions
+    (what a bulk action sends): the one run's answer read with ``one_change``."""
+
+    async def retry_run(self: _ManyRunActions, job_id: str) -> None:
+        one_change(job_id, await self.retry_runs([job_id]), "retried", "dead or cancelled")
+
+    async def cancel_run(self: _ManyRunActions, job_id: str) -> JobState:
+        changes = await self.cancel_runs([job_id])
+        before = one_change(job_id, changes, "cancelled", "queued, sleeping or running")
+        return "running" if before == "running" else "cancelled"
 
 
 def no_transaction_to_join(what: str, driver: str, fix: str) -> FerryError:

@@ -14,9 +14,8 @@ from ferry.drivers._columns import (
     run_pk,
 )
 from ferry.drivers._postgres.database import Database
-from ferry.drivers._refusals import one_change
+from ferry.drivers._refusals import OneRunActions
 from ferry.drivers.protocol import (
-    JobState,
     OutcomeBucket,
     QueueStats,
     RunChange,
@@ -29,7 +28,7 @@ from ferry.drivers.protocol import (
 from ferry.drivers.settle import CANCELLED_BY_OPERATOR
 
 
-class PostgresIntrospection:
+class PostgresIntrospection(OneRunActions):
     """Operator reads and actions over the ``jobs`` table."""
 
     def __init__(self, database: Database) -> None:
@@ -69,14 +68,6 @@ class PostgresIntrospection:
             return None
         steps = [StepRecord(**step) for step in json.loads(row["steps"])]
         return run_of(RunDetail, row, steps=tuple(steps))
-
-    async def retry_run(self, job_id: str) -> None:
-        one_change(job_id, await self.retry_runs([job_id]), "retried", "dead or cancelled")
-
-    async def cancel_run(self, job_id: str) -> JobState:
-        changes = await self.cancel_runs([job_id])
-        before = one_change(job_id, changes, "cancelled", "queued, sleeping or running")
-        return "running" if before == "running" else "cancelled"
 
     async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         return await self._change("run_retry", job_ids, self._db.clock.now_ms())

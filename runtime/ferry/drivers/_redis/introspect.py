@@ -18,7 +18,7 @@ from ferry.drivers._containment import contains
 from ferry.drivers._redis.codec import columns_of, opt, optional_int, steps_of
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.keyspace import run_id
-from ferry.drivers._refusals import one_change
+from ferry.drivers._refusals import OneRunActions
 from ferry.drivers.protocol import (
     JOB_STATES,
     JobState,
@@ -36,7 +36,7 @@ LIST_STEP = 1_000
 """Runs one listing step examines at most: the bound on one script's work."""
 
 
-class RedisIntrospection:
+class RedisIntrospection(OneRunActions):
     """Operator reads and actions over the run hashes and their indexes."""
 
     def __init__(self, connection: Connection, clock: Clock) -> None:
@@ -116,14 +116,6 @@ class RedisIntrospection:
         if not run:
             return None
         return run_of(RunDetail, columns_of(known, run), steps=tuple(steps_of(steps)))
-
-    async def retry_run(self, job_id: str) -> None:
-        one_change(job_id, await self.retry_runs([job_id]), "retried", "dead or cancelled")
-
-    async def cancel_run(self, job_id: str) -> JobState:
-        changes = await self.cancel_runs([job_id])
-        before = one_change(job_id, changes, "cancelled", "queued, sleeping or running")
-        return "running" if before == "running" else "cancelled"
 
     async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         return await self._change("run_retry", job_ids, self._clock.now_ms())

@@ -19,7 +19,7 @@ from ferry.drivers._columns import (
     run_pk,
     step_of,
 )
-from ferry.drivers._refusals import CANCELLABLE, DELETABLE, RETRYABLE, one_change
+from ferry.drivers._refusals import CANCELLABLE, DELETABLE, RETRYABLE, OneRunActions
 from ferry.drivers._sqlite.database import Database, snapshot
 from ferry.drivers.protocol import (
     JobState,
@@ -34,7 +34,7 @@ from ferry.drivers.protocol import (
 from ferry.drivers.settle import CANCELLED_BY_OPERATOR
 
 
-class SqliteIntrospection:
+class SqliteIntrospection(OneRunActions):
     """Operator reads and actions over ``ferry_jobs``; ``woke`` wakes this process's idle
     workers when an action puts a run back."""
 
@@ -82,14 +82,6 @@ class SqliteIntrospection:
         if row is None:
             return None
         return run_of(RunDetail, row, steps=tuple(step_of(step) for step in steps))
-
-    async def retry_run(self, job_id: str) -> None:
-        one_change(job_id, await self.retry_runs([job_id]), "retried", "dead or cancelled")
-
-    async def cancel_run(self, job_id: str) -> JobState:
-        changes = await self.cancel_runs([job_id])
-        before = one_change(job_id, changes, "cancelled", "queued, sleeping or running")
-        return "running" if before == "running" else "cancelled"
 
     async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         queries = self._db.queries
