@@ -4,11 +4,9 @@ stopped beating lapses after three intervals and maintenance deletes its record.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
@@ -24,12 +22,10 @@ from ferry._worker import JobWorker
 from ferry.drivers.protocol import JobDriver, RecordWrite, Renewal, RenewalAnswer, RetentionPolicy
 from ferry.testing import Harness
 
-from . import jobs_fixture
+from . import jobs_fixture, started_worker
 from .jobs_fixture import effects
 from .jobs_worker import held, held_open
-
-LEASE_MS = 30_000
-INTERVAL_MS = 10_000
+from .started_worker import INTERVAL_MS
 
 
 @pytest.fixture(autouse=True)
@@ -38,23 +34,9 @@ def _fresh() -> None:
     held.clear()
 
 
-@asynccontextmanager
-async def started(driver: JobDriver, **options: Any) -> AsyncIterator[JobWorker]:
-    worker = JobWorker(
-        driver=driver,
-        jobs=[held_open],
-        lease_ms=LEASE_MS,
-        heartbeat_interval_ms=INTERVAL_MS,
-        **options,
-    )
-    await worker.start()
-    try:
-        yield worker
-    finally:
-        for gate in held.values():
-            gate.set()
-        worker.drain("test-end")
-        await asyncio.wait_for(worker.wait_stopped(), 60)
+def started(driver: JobDriver, **options: Any) -> AbstractAsyncContextManager[JobWorker]:
+    """``started_worker.started`` running ``held_open`` unless ``options`` name the jobs."""
+    return started_worker.started(driver, **{"jobs": [held_open], **options})
 
 
 async def _beat_armed(clock: FrozenClock) -> None:
