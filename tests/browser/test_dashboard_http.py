@@ -165,9 +165,11 @@ async def test_the_runs_page_reads_one_index_page_with_100k_runs_in_the_table(
         )
         await connection.execute(f'ANALYZE "{pg_schema}".jobs')
         queries = Queries(pg_schema)  # the driver's own statement, as the page runs it
+        search = ("after_id", "key_from", "key_below", "error_code", "error_text")
         sql, arguments = queries.bind(
             "runs_list",
             dict.fromkeys(("queue", "name", "state", "tenant", "created_after", "created_before"))
+            | dict.fromkeys((*search, "input_contains", "due_after", "has_error"))
             | {"before_id": None, "limit": 50, "lease_expired": False, "now": 0},
         )
         plan = "\n".join(row[0] for row in await connection.fetch("EXPLAIN " + sql, *arguments))

@@ -34,6 +34,7 @@ from ferry.drivers.protocol import (
     NackOptions,
     NackOutcome,
     Progress,
+    RecordWrite,
     Renewal,
     RenewalAnswer,
     Settle,
@@ -180,13 +181,16 @@ def settle_columns(settle: AckOptions | NackOptions, now_ms: int) -> dict[str, A
         "error_message": error.message if error is not None else None,
         "progress_current": progress.current if progress is not None else None,
         "progress_total": progress.total if progress is not None else None,
+        "failure": None if isinstance(settle, AckOptions) else settle.failure,
     }
 
 
 class _Batched(Protocol):
     async def settle_many(self, settles: Sequence[Settle]) -> list[bool]: ...
 
-    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]: ...
+    async def heartbeat_many(
+        self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]: ...
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]: ...
 

@@ -38,6 +38,7 @@ from ferry.drivers.protocol import (
     EnqueueRequest,
     EnqueueResult,
     NackOptions,
+    RecordWrite,
     Renewal,
     RenewalAnswer,
     Settle,
@@ -196,7 +197,9 @@ class PostgresJobDriver(SqlJobDriver):
             ],
         )
 
-    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+    async def heartbeat_many(
+        self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]:
         pool = await self._db.pool()
         pks = [run_pk(job_id) for job_id, _ in renewals]
         now = self._clock.now_ms()
@@ -204,11 +207,20 @@ class PostgresJobDriver(SqlJobDriver):
             (pk, options) for pk, (_, options) in zip(pks, renewals, strict=True) if pk is not None
         ]
         renewed: dict[int, bool] = {}
-        if sent:
+        if sent or record is not None:
             columns = array_columns(
                 (pk, o.worker_id, now + o.lease_ms, *progress_columns(o.progress)) for pk, o in sent
+            ) or [[], [], [], [], []]
+            rows = await pool.fetch(
+                self._db.queries["heartbeat"],
+                *columns,
+                now,
+                *(
+                    (record.space, record.key, json_text(record.value), record.expires_at_ms)
+                    if record is not None
+                    else (None, None, None, None)
+                ),
             )
-            rows = await pool.fetch(self._db.queries["heartbeat"], *columns, now)
             renewed = {row["id"]: row["cancel_requested"] for row in rows}
         return [
             RenewalAnswer(True, renewed[pk])

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ferry.drivers._columns import json_text
-from ferry.drivers._outbox import SyncAppend, checked_entry
+from ferry.drivers._outbox import SyncAppend, appended_under, checked_entry
 from ferry.drivers._postgres.database import Database
 from ferry.drivers._postgres.joined import joined_session
 from ferry.drivers._postgres.wake import ChannelWake
@@ -35,7 +35,12 @@ class PostgresOutbox(SyncAppend, SqlOutboxRelay):
         )
         sql, arguments = self._db.queries.bind(
             "outbox_append",
-            {"type": type, "payload": json_text(document), "now": self._db.clock.now_ms()},
+            {
+                "type": type,
+                "payload": json_text(document),
+                "now": self._db.clock.now_ms(),
+                "traceparent": appended_under(),
+            },
         )
         [row] = await session.fetch(sql, *arguments)
         entry_id: str = row["id"]

@@ -46,6 +46,7 @@ from ferry.drivers.protocol import (
     NackOptions,
     PruneReport,
     QueueStats,
+    RecordWrite,
     Renewal,
     RenewalAnswer,
     RetentionPolicy,
@@ -193,11 +194,13 @@ class RedisJobDriver(DerivedCalls):
         )
         return _landed(settles, firsts, sent, landed), [_claimed(row) for row in rows]
 
-    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+    async def heartbeat_many(
+        self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]:
         known = [(run_id(job_id), options) for job_id, options in renewals]
         sent = [(job_id, options) for job_id, options in known if job_id is not None]
         answers: list[int] = []
-        if sent:
+        if sent or record is not None:
             now = self._clock.now_ms()
             args: list[str | int] = [now, len(sent)]
             for job_id, options in sent:
@@ -207,6 +210,11 @@ class RedisJobDriver(DerivedCalls):
                     now + options.lease_ms,
                     *map(opt, progress_columns(options.progress)),
                 ]
+            args += (
+                [opt(record.space), record.key, json_text(record.value), record.expires_at_ms]
+                if record is not None
+                else ["", "", "", ""]
+            )
             answers = list(await self._connection.run("heartbeat", *args))
         replies = iter(answers)
         return [
@@ -304,7 +312,7 @@ _PRUNE: dict[Kind, tuple[str, ...]] = {
 
 _CLAIMED = (
     "name", "queue", "payload", "key", "attempts", "max_attempts", "tenant", "actor", "ckey",
-    "run_at", "created", "lease",
+    "run_at", "created", "lease", "tp",
 )  # fmt: skip
 """The fields a claim answers after the run's id, in order (then whether its slot is held,
 and the instant a run its rate limit deferred is due at: false for a leased one)."""

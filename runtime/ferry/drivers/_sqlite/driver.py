@@ -35,6 +35,7 @@ from ferry.drivers.protocol import (
     ClaimOptions,
     EnqueueRequest,
     EnqueueResult,
+    RecordWrite,
     Renewal,
     RenewalAnswer,
     Settle,
@@ -157,10 +158,12 @@ class SqliteJobDriver(SqlJobDriver):
             self._watcher.runs.announce()
         return landed, claimed
 
-    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+    async def heartbeat_many(
+        self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]:
         queries = self._db.queries
         return await self._db.transaction(
-            lambda c: runs.renew(c, queries, renewals, self._clock.now_ms())
+            lambda c: runs.renew(c, queries, renewals, self._clock.now_ms(), record)
         )
 
     async def close(self) -> None:

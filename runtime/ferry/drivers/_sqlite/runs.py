@@ -22,12 +22,15 @@ from ferry.drivers._columns import (
 )
 from ferry.drivers._stores.enqueue import EnqueueBatch
 from ferry.drivers._stores.rates import window_of
+from ferry.drivers._stores.records import put_parameters
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
     ClaimOptions,
     EnqueueRequest,
     EnqueueResult,
+    NackOptions,
+    RecordWrite,
     Renewal,
     RenewalAnswer,
     Settle,
@@ -179,6 +182,7 @@ def settle(
                 "progress_current": current,
                 "progress_total": total,
                 "finished_at_ms": fields.finished_at_ms,
+                "failure": verdict.failure if isinstance(verdict, NackOptions) else None,
                 "now": now_ms,
             },
         )
@@ -189,9 +193,25 @@ def settle(
 
 
 def renew(
-    c: sqlite3.Connection, queries: Queries, renewals: Sequence[Renewal], now_ms: int
+    c: sqlite3.Connection,
+    queries: Queries,
+    renewals: Sequence[Renewal],
+    now_ms: int,
+    record: RecordWrite | None = None,
 ) -> list[RenewalAnswer]:
-    """Extend each lease still held by its worker, and every slot its run holds."""
+    """Extend each lease still held by its worker, and every slot its run holds; put
+    ``record`` (a worker's presence) in the same transaction."""
+    if record is not None:
+        c.execute(
+            queries["record_put"],
+            put_parameters(
+                record.space,
+                record.key,
+                record.value,
+                now_ms=now_ms,
+                expires_at_ms=record.expires_at_ms,
+            ),
+        )
     answers = []
     for job_id, options in renewals:
         row = held(c, queries, job_id, options.worker_id, now_ms)

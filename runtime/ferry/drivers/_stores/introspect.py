@@ -1,10 +1,11 @@
 """``JobIntrospection`` on a SQL driver: what ``ferry jobs``, the dashboard and MCP read
 and do.
 
-An operator's action is one guarded statement per outcome (``run_retry`` changes only a
-dead or cancelled run, ``run_cancel`` only a queued or sleeping one): the row is
-re-checked as it is written, so a worker's claim or settle cannot slip in between. When
-no statement changed the run, ``run_state`` says why (missing, or in another state).
+An operator's action on many runs is one transaction: ``run_states`` reads the runs and
+holds them (Postgres: ``FOR UPDATE``; SQLite: the write lock), then each state the action
+applies to gets its statement over the runs in it (a cancel: ``run_cancel`` for queued
+and sleeping runs, ``run_cancel_request`` for running ones), so a worker's claim or
+settle cannot slip in between. Every run found is answered, changed or not.
 """
 
 from __future__ import annotations
@@ -13,23 +14,30 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 
 from ferry._names import check_name
-from ferry.drivers._columns import latency_of, queue_stats_of, run_of, run_pk, step_of
-from ferry.drivers._refusals import run_in_wrong_state, run_not_found
-from ferry.drivers._stores.statements import Statements
+from ferry.drivers._columns import (
+    latency_of,
+    prefix_upper_bound,
+    queue_stats_of,
+    run_of,
+    run_pk,
+    step_of,
+)
+from ferry.drivers._refusals import DELETABLE, RETRYABLE, OneRunActions
+from ferry.drivers._stores.statements import Plan, Statements
 from ferry.drivers.protocol import (
     JobState,
     OutcomeBucket,
     QueueStats,
+    RunChange,
     RunDetail,
     RunFilter,
     RunLatency,
     RunSummary,
 )
 from ferry.drivers.settle import CANCELLED_BY_OPERATOR
-from ferry.errors import FerryError
 
 
-class SqlIntrospection:
+class SqlIntrospection(OneRunActions):
     """Operator reads and actions over the ``jobs`` table; ``woke`` wakes this process's
     idle workers when an action puts a run back (Postgres: the statement notifies)."""
 
@@ -51,6 +59,14 @@ class SqlIntrospection:
             limit=max(f.limit, 0),
             lease_expired=f.lease_expired,
             now=self._s.clock.now_ms(),
+            after_id=run_pk(f.after_id) if f.after_id is not None else None,
+            key_from=f.key_prefix,
+            key_below=prefix_upper_bound(f.key_prefix) if f.key_prefix is not None else None,
+            error_code=f.error_code,
+            error_text=f.error_text,
+            input_contains=f.input_contains,
+            due_after=f.due_after_ms,
+            has_error=f.has_error,
         )
         return [run_of(RunSummary, row) for row in rows]
 
@@ -65,26 +81,37 @@ class SqlIntrospection:
         steps = tuple(step_of(step) for step in json.loads(rows[0]["steps"]))
         return run_of(RunDetail, rows[0], steps=steps)
 
-    async def retry_run(self, job_id: str) -> None:
-        pk = run_pk(job_id)
-        if pk is None or not await self._s.write("run_retry", id=pk, now=self._s.clock.now_ms()):
-            raise await self._refusal(job_id, pk, "retried", "dead or cancelled")
-        self._woke()
+    async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        now = self._s.clock.now_ms()
+        changes = await self._act(job_ids, dict.fromkeys(RETRYABLE, "run_retry"), now=now)
+        if any(change.changed for change in changes):
+            self._woke()
+        return changes
 
-    async def cancel_run(self, job_id: str) -> JobState:
+    async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         """A queued or sleeping run ends cancelled at once; a running one gets the request
-        recorded, and its worker's heartbeat acts on it (answers ``running``)."""
-        pk = run_pk(job_id)
-        if pk is not None:
-            now = self._s.clock.now_ms()
-            error = CANCELLED_BY_OPERATOR
-            if await self._s.write(
-                "run_cancel", id=pk, now=now, error_code=error.code, error_message=error.message
-            ):
-                return "cancelled"
-            if await self._s.write("run_cancel_request", id=pk, now=now):
-                return "running"
-        raise await self._refusal(job_id, pk, "cancelled", "queued, sleeping or running")
+        recorded, and its worker's heartbeat acts on it."""
+        error = CANCELLED_BY_OPERATOR
+        return await self._act(
+            job_ids,
+            {"queued": "run_cancel", "sleeping": "run_cancel", "running": "run_cancel_request"},
+            now=self._s.clock.now_ms(),
+            error_code=error.code,
+            error_message=error.message,
+        )
+
+    async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        """Runs no worker or drain holds go, with their steps (running and moving stay)."""
+        return await self._act(job_ids, dict.fromkeys(DELETABLE, "run_delete"))
+
+    async def _act(
+        self, job_ids: Sequence[str], statements: dict[JobState, str], **parameters: object
+    ) -> list[RunChange]:
+        pks = list(dict.fromkeys(pk for pk in map(run_pk, job_ids) if pk is not None))
+        if not pks:
+            await self._s.open()
+            return []
+        return await self._s.atomic(_acted(pks, statements, parameters))
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
         rows = await self._s.read("queue_throughput", since=since_ms)
@@ -114,9 +141,20 @@ class SqlIntrospection:
         """Counts per queue and state (every state present), paused queues included."""
         return queue_stats_of(await self._s.read("queue_stats", now=self._s.clock.now_ms()))
 
-    async def _refusal(self, job_id: str, pk: int | None, action: str, allowed: str) -> FerryError:
-        """Why an action changed nothing: the run is missing, or in a state it refuses."""
-        rows = await self._s.read("run_state", id=pk) if pk is not None else []
-        if not rows:
-            return run_not_found(job_id)
-        return run_in_wrong_state(job_id, rows[0]["name"], rows[0]["state"], action, allowed)
+
+def _acted(
+    pks: list[int], statements: dict[JobState, str], parameters: dict[str, object]
+) -> Plan[list[RunChange]]:
+    """Read and hold the runs of ``pks``, then run each state's statement (``statements``)
+    over the runs in that state; answers a change per run found."""
+    rows = yield "run_states", {"ids": pks}
+    by_statement: dict[str, list[int]] = {}
+    for row in rows:
+        if row["state"] in statements:
+            by_statement.setdefault(statements[row["state"]], []).append(row["pk"])
+    for statement, ids in by_statement.items():
+        yield statement, {"ids": ids, **parameters}
+    return [
+        RunChange(str(row["pk"]), row["name"], row["state"], row["state"] in statements)
+        for row in rows
+    ]

@@ -32,6 +32,7 @@ class SqlOutboxRelay:
                 payload=from_json_text(row["payload"]),
                 attempts=row["attempts"],
                 created_at_ms=row["created_at_ms"],
+                traceparent=row["traceparent"],
             )
             for row in rows
         ]

@@ -64,20 +64,14 @@ class SqlRecordStore:
         run_row = run_pk(run.job_id) if run is not None else None
         if run is not None and run_row is None:
             return False  # an id no run can have holds nothing
-        landed = await self._s.write(
-            "record_put",
-            space=space,
-            key=key,
-            value=json_text(value),
-            expires_at_ms=expires_at_ms,
-            now=now_ms,
-            lease_name=lease.name if lease is not None else None,
-            lease_holder=lease.holder if lease is not None else None,
-            lease_term=lease.term if lease is not None else None,
-            run_id=run_row,
-            worker_id=run.worker_id if run is not None else None,
-        )
-        return bool(landed)
+        parameters = put_parameters(space, key, value, now_ms=now_ms, expires_at_ms=expires_at_ms)
+        if lease is not None:
+            parameters.update(
+                lease_name=lease.name, lease_holder=lease.holder, lease_term=lease.term
+            )
+        if run is not None:
+            parameters.update(run_id=run_row, worker_id=run.worker_id)
+        return bool(await self._s.write("record_put", **parameters))
 
     async def delete(self, space: str, key: str) -> None:
         await self._s.write("record_delete", space=space, key=key)
@@ -88,6 +82,21 @@ class SqlRecordStore:
     async def tail(self, space: str, key: str, *, limit: int) -> Sequence[JsonValue]:
         rows = await self._s.read("log_tail", space=space, key=key, limit=max(limit, 0))
         return [from_json_text(row["value"]) for row in rows]
+
+
+def put_parameters(
+    space: str, key: str, value: JsonValue, *, now_ms: int, expires_at_ms: int | None
+) -> dict[str, object]:
+    """``record_put``'s parameters for a record, unfenced (a fence adds its own)."""
+    unfenced = dict.fromkeys(("lease_name", "lease_holder", "lease_term", "run_id", "worker_id"))
+    return {
+        "space": space,
+        "key": key,
+        "value": json_text(value),
+        "expires_at_ms": expires_at_ms,
+        "now": now_ms,
+        **unfenced,
+    }
 
 
 def _lease(rows: Sequence[Row]) -> Lease | None:

@@ -1,8 +1,8 @@
 -- Write a batch of runs; a key that already has a run resolves to it instead.
--- ARGV: now, count, then 11 per request, each an opt (`_columns.stored_columns`): name,
+-- ARGV: now, count, then 12 per request, each an opt (`_columns.stored_columns`): name,
 -- queue, payload (JSON text), idempotency key, max_attempts, run_at (absent: now),
--- tenant, actor, concurrency key, priority, rate key. Answers id, deduplicated (1/0) per
--- request, in order.
+-- tenant, actor, concurrency key, priority, rate key, trace context. Answers id,
+-- deduplicated (1/0) per request, in order.
 -- The check and the write are one script, so two enqueues of one key never both write;
 -- a later request of the same key in the batch finds the earlier one's run.
 -- A queue that got a run due now is woken (message: the queue); one that got runs for
@@ -17,7 +17,7 @@ for _ = 1, tonumber(arg()) do
   local name, queue, payload, idem = opt(arg()), opt(arg()), opt(arg()), opt(arg())
   local max_attempts, run_at = opt(arg()), opt(arg()) or now
   local tenant, actor, ckey, priority = opt(arg()), opt(arg()), opt(arg()), opt(arg())
-  local rkey = opt(arg())
+  local rkey, traceparent = opt(arg()), opt(arg())
   local existing = redis.call('HGET', key('idem'), idem)
   if existing then
     table.insert(answers, existing)
@@ -28,7 +28,7 @@ for _ = 1, tonumber(arg()) do
       name = name, queue = queue, payload = payload, key = idem,
       max_attempts = max_attempts, run_at = run_at, priority = priority,
       state = 'queued', attempts = '0', created = now, updated = now,
-      tenant = tenant, actor = actor, ckey = ckey, rkey = rkey,
+      tenant = tenant, actor = actor, ckey = ckey, rkey = rkey, tp = traceparent,
     })
     if enqueued(id, queue, priority, name, run_at, now) then
       woken[queue] = true

@@ -13,4 +13,5 @@ UPDATE {schema}.outbox AS o
 SET claimed_by = :relay_id, lease_expires_at_ms = :until, attempts = o.attempts + 1
 FROM due
 WHERE o.id = due.id
-RETURNING o.id, o.type, o.payload::text AS payload, o.attempts, o.created_at_ms
+RETURNING o.id, o.type, o.payload::text AS payload, o.attempts, o.created_at_ms,
+          o.traceparent

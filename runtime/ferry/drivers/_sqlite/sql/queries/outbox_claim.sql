@@ -10,4 +10,4 @@ WHERE id IN (
     ORDER BY id
     LIMIT :limit
 )
-RETURNING id, type, payload, attempts, created_at_ms
+RETURNING id, type, payload, attempts, created_at_ms, traceparent
