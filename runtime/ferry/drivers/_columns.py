@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, Field, fields
 from typing import Any, Protocol, TypeVar
 
 # The facade's own serialisation: a payload the facade already serialised is stored as it
@@ -25,6 +25,7 @@ from ferry.drivers.protocol import (
     QueueStats,
     RunDetail,
     RunLatency,
+    RunStatus,
     RunSummary,
     StepRecord,
 )
@@ -87,7 +88,7 @@ def job_error_of(code: str | None, message: str | None) -> JobError | None:
     return None if code is None else JobError(code, message or "")
 
 
-RunValue = TypeVar("RunValue", RunSummary, RunDetail, ClaimedJob, MovedRun)
+RunValue = TypeVar("RunValue", RunSummary, RunDetail, RunStatus, ClaimedJob, MovedRun)
 
 _READ: dict[str, Callable[[Row], Any]] = {
     "id": lambda row: str(row["id"]),
@@ -103,9 +104,10 @@ _READ: dict[str, Callable[[Row], Any]] = {
 
 
 def run_of(kind: type[RunValue], row: Row, **given: Any) -> RunValue:
-    """A run as any of its values — a list's ``RunSummary``, a ``RunDetail``, a worker's
-    ``ClaimedJob``, a drain's ``MovedRun`` — from one stored row, by the value's own field
-    names; ``given`` supplies what is not a column (the steps, ``slot_held``).
+    """A run as any of its values — a list's ``RunSummary``, a ``RunDetail``, a
+    ``RunStatus``, a worker's ``ClaimedJob``, a drain's ``MovedRun`` — from one stored
+    row, by the value's own field names; ``given`` supplies what is not a column (the
+    steps, the children, ``slot_held``).
 
     This is the one place a run's columns become values: a new column is a field on the
     value type and the column in the statements (Redis: its hash field in
@@ -114,9 +116,14 @@ def run_of(kind: type[RunValue], row: Row, **given: Any) -> RunValue:
         **{
             f.name: given[f.name] if f.name in given else _READ.get(f.name, _column(f.name))(row)
             for f in fields(kind)
-            if f.name in given or f.name in _READ or f.default is MISSING or _has(row, f.name)
+            if f.name in given or f.name in _READ or _required(f) or _has(row, f.name)
         }
     )
+
+
+def _required(f: Field[Any]) -> bool:
+    """A field with no default: every row must have its column."""
+    return f.default is MISSING and f.default_factory is MISSING
 
 
 def _column(name: str) -> Callable[[Row], Any]:

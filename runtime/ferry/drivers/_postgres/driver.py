@@ -24,18 +24,27 @@ from ferry.drivers._columns import (
     run_pk,
 )
 from ferry.drivers._ledger import LedgerState, Migration
+from ferry.drivers._postgres.children import PostgresChildren
 from ferry.drivers._postgres.database import Database, Pool
+from ferry.drivers._postgres.enqueued import resolved
 from ferry.drivers._postgres.introspect import PostgresIntrospection
 from ferry.drivers._postgres.ledger import known_migrations
 from ferry.drivers._postgres.location import pool_location, store_location
 from ferry.drivers._postgres.outbox import PostgresOutbox
 from ferry.drivers._postgres.records import PostgresLeaseStore, PostgresRecordStore
+from ferry.drivers._postgres.results import PostgresResults
 from ferry.drivers._postgres.slots import PostgresSlotStore
 from ferry.drivers._postgres.steps import PostgresStepStore
 from ferry.drivers._postgres.transfer import PostgresTransfer
-from ferry.drivers._postgres.wake import ChannelWake, Listener
+from ferry.drivers._postgres.wake import (
+    IDLE_POLL_MAX_MS,
+    IDLE_POLL_MAX_WAKE_PROVEN_MS,
+    ChannelWake,
+    Listener,
+)
 from ferry.drivers._refusals import shared_connection
 from ferry.drivers._retention import pruned_in_batches
+from ferry.drivers._wake import SettleWaiters
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
@@ -87,6 +96,14 @@ class PostgresJobDriver(DerivedCalls):
         self.introspect = PostgresIntrospection(self._db)
         self.outbox = PostgresOutbox(self._db, lambda: self._channel(queries.outbox_channel))
         self.transfer = PostgresTransfer(self._db)
+        self._ended = SettleWaiters(
+            self._listener,
+            clock,
+            idle_poll_ms=IDLE_POLL_MAX_WAKE_PROVEN_MS,
+            unhealthy_poll_ms=IDLE_POLL_MAX_MS,
+        )
+        self.results = PostgresResults(self._db, self._news)
+        self.children = PostgresChildren(self._db)
         self._location = (
             store_location(target, queries.schema)
             if isinstance(target, str)
@@ -152,6 +169,13 @@ class PostgresJobDriver(DerivedCalls):
         self._db.check_open()
         return self._listener.wake(channel)
 
+    def _news(self) -> SettleWaiters:
+        """The waiters on runs ending, the LISTEN session following the ended channel from
+        the first call (only processes that wait for results listen to it)."""
+        self._db.check_open()
+        self._listener.follow(self._db.queries.ended_channel, self._ended)
+        return self._ended
+
     async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
         return (await self.enqueue_many([request]))[0]
 
@@ -159,29 +183,16 @@ class PostgresJobDriver(DerivedCalls):
         if not requests:
             return []
         session = await self._session_for(requests)
-        first: dict[str, int] = {}  # key -> the request that writes it; later ones dedupe
-        for index, request in enumerate(requests):
-            first.setdefault(request.idempotency_key, index)
-        runs: dict[str, EnqueueResult] = {}
-        pending = [requests[i] for i in first.values()]
-        while pending:
+        queries = self._db.queries
+
+        async def write(pending: list[EnqueueRequest]) -> list[asyncpg.Record]:
             columns = array_columns(map(_enqueue_row, pending))
-            written = await session.fetch(
-                self._db.queries["enqueue"], *columns, self._clock.now_ms()
-            )
-            runs.update((r["idempotency_key"], EnqueueResult(r["id"], False)) for r in written)
-            taken = [r.idempotency_key for r in pending if r.idempotency_key not in runs]
-            if taken:
-                existing = await session.fetch(self._db.queries["enqueue_existing"], taken)
-                runs.update((r["idempotency_key"], EnqueueResult(r["id"], True)) for r in existing)
-            # A run pruned between the two statements left its key free: write it again.
-            pending = [r for r in pending if r.idempotency_key not in runs]
-        return [
-            EnqueueResult(runs[r.idempotency_key].job_id, True)
-            if first[r.idempotency_key] != index
-            else runs[r.idempotency_key]
-            for index, r in enumerate(requests)
-        ]
+            return await session.fetch(queries["enqueue"], *columns, self._clock.now_ms())
+
+        async def existing(keys: list[str]) -> list[asyncpg.Record]:
+            return await session.fetch(queries["enqueue_existing"], keys)
+
+        return await resolved(requests, write, existing)
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
         """One statement (``settle_and_claim`` with nothing to settle); with

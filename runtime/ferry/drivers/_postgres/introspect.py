@@ -8,8 +8,11 @@ from collections.abc import Mapping, Sequence
 from ferry._names import check_name
 from ferry.drivers._columns import latency_of, queue_stats_of, run_of, run_pk
 from ferry.drivers._postgres.database import Database
+from ferry.drivers._postgres.ledger import Session
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
+from ferry.drivers.fan_in import CANCELLED_WITH_PARENT
 from ferry.drivers.protocol import (
+    CHILDREN_SHOWN,
     JobState,
     OutcomeBucket,
     QueueStats,
@@ -52,15 +55,37 @@ class PostgresIntrospection:
         if row is None:
             return None
         steps = [StepRecord(**step) for step in json.loads(row["steps"])]
-        return run_of(RunDetail, row, steps=tuple(steps))
+        children = (
+            await pool.fetch(self._db.queries["run_children"], pk, CHILDREN_SHOWN)
+            if row["children_count"]
+            else []
+        )
+        return run_of(
+            RunDetail,
+            row,
+            steps=tuple(steps),
+            children=tuple(run_of(RunSummary, child) for child in children),
+        )
 
     async def retry_run(self, job_id: str) -> None:
         await self._transition(job_id, "run_retry", "retried", "dead or cancelled")
 
     async def cancel_run(self, job_id: str) -> JobState:
-        before = await self._transition(
-            job_id, "run_cancel", "cancelled", "queued, sleeping or running"
-        )
+        """Cancel the run, then its descendants that have not ended, in one transaction of
+        two statements: the second one's snapshot sees every child the run enqueued before
+        the first one locked it (``run_cancel_descendants.sql``)."""
+        pool = await self._db.pool()
+        async with pool.acquire() as connection, connection.transaction():
+            before = await self._transition(
+                job_id, "run_cancel", "cancelled", "queued, sleeping or running", connection
+            )
+            await connection.fetchval(
+                self._db.queries["run_cancel_descendants"],
+                run_pk(job_id),
+                self._db.clock.now_ms(),
+                CANCELLED_WITH_PARENT.code,
+                CANCELLED_WITH_PARENT.message,
+            )
         return "running" if before == "running" else "cancelled"
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
@@ -104,13 +129,15 @@ class PostgresIntrospection:
             await pool.fetch(self._db.queries["queue_stats"], self._db.clock.now_ms())
         )
 
-    async def _transition(self, job_id: str, query: str, action: str, allowed: str) -> JobState:
-        """Run a guarded state change; answers the state before it, and refuses a missing
-        run or one in another state."""
+    async def _transition(
+        self, job_id: str, query: str, action: str, allowed: str, session: Session | None = None
+    ) -> JobState:
+        """Run a guarded state change (on ``session``, else the pool); answers the state
+        before it, and refuses a missing run or one in another state."""
         pk = run_pk(job_id)
-        pool = await self._db.pool()
+        on = session if session is not None else await self._db.pool()
         row = (
-            await pool.fetchrow(self._db.queries[query], pk, self._db.clock.now_ms())
+            await on.fetchrow(self._db.queries[query], pk, self._db.clock.now_ms())
             if pk is not None
             else None
         )

@@ -56,12 +56,14 @@ _COLUMNS = {
     "err_msg": "last_error_message",
     "pcur": "progress_current",
     "ptot": "progress_total",
+    "parent": "parent_id",
+    "pending": "children_pending",
 }
 """A run hash's fields by the column names of the SQL drivers (the others are alike)."""
 _INTEGERS = {
     "attempts", "max_attempts", "priority", "run_at_ms", "created_at_ms", "updated_at_ms",
     "lease_expires_at_ms", "finished_at_ms", "cancel_requested_at_ms", "progress_current",
-    "progress_total",
+    "progress_total", "children_pending",
 }  # fmt: skip
 _OPTIONAL = (
     "tenant", "actor", "concurrency_key", "locked_by", "lease_expires_at_ms", "result",

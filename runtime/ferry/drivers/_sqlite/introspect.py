@@ -20,7 +20,11 @@ from ferry.drivers._columns import (
 )
 from ferry.drivers._refusals import run_in_wrong_state, run_not_found
 from ferry.drivers._sqlite.database import Database, snapshot
+from ferry.drivers._sqlite.runs import Moved
+from ferry.drivers.fan_in import CANCELLED_WITH_PARENT
 from ferry.drivers.protocol import (
+    CHILDREN_SHOWN,
+    JobError,
     JobState,
     OutcomeBucket,
     QueueStats,
@@ -33,12 +37,12 @@ from ferry.drivers.settle import CANCELLED_BY_OPERATOR
 
 
 class SqliteIntrospection:
-    """Operator reads and actions over ``ferry_jobs``; ``woke`` wakes this process's idle
-    workers when an action puts a run back."""
+    """Operator reads and actions over ``ferry_jobs``; ``moved`` tells this process what an
+    action moved (idle workers wake for a run put back, result waiters hear of an end)."""
 
-    def __init__(self, database: Database, woke: Callable[[], None]) -> None:
+    def __init__(self, database: Database, moved: Callable[[Moved], None]) -> None:
         self._db = database
-        self._woke = woke
+        self._moved = moved
 
     async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
         f = run_filter
@@ -61,43 +65,50 @@ class SqliteIntrospection:
         pk = run_pk(job_id)
         queries = self._db.queries
 
-        def read(c: sqlite3.Connection) -> tuple[sqlite3.Row | None, list[sqlite3.Row]]:
+        def read(
+            c: sqlite3.Connection,
+        ) -> tuple[sqlite3.Row | None, list[sqlite3.Row], list[sqlite3.Row]]:
             run = c.execute(queries["run_get"], {"id": pk}).fetchone()
-            return run, c.execute(queries["run_steps"], {"id": pk}).fetchall()
+            children = c.execute(
+                queries["run_children"], {"id": pk, "limit": CHILDREN_SHOWN}
+            ).fetchall()
+            return run, c.execute(queries["run_steps"], {"id": pk}).fetchall(), children
 
         if pk is None:
             await self._db.open()
             return None
-        row, steps = await self._db.read(lambda c: snapshot(c, read))
+        row, steps, children = await self._db.read(lambda c: snapshot(c, read))
         if row is None:
             return None
-        return run_of(RunDetail, row, steps=tuple(step_of(step) for step in steps))
+        return run_of(
+            RunDetail,
+            row,
+            steps=tuple(step_of(step) for step in steps),
+            children=tuple(run_of(RunSummary, child) for child in children),
+        )
 
     async def retry_run(self, job_id: str) -> None:
         queries = self._db.queries
+        moved = Moved(woke=True)
 
-        def retry(c: sqlite3.Connection, pk: int, state: str, now: int) -> None:
-            c.execute(queries["run_retry"], {"id": pk, "now": now})
+        def retry(c: sqlite3.Connection, run: sqlite3.Row, now: int) -> None:
+            c.execute(queries["run_retry"], {"id": run["id"], "now": now})
+            moved.state_changed(c, queries, job_id, run["parent_id"], run["state"], "queued", now)
 
         await self._act(job_id, "retried", "dead or cancelled", {"dead", "cancelled"}, retry)
-        self._woke()
+        self._moved(moved)
 
     async def cancel_run(self, job_id: str) -> JobState:
+        """Cancel the run and its descendants that have not ended (``ferry.drivers.fan_in``),
+        in one transaction."""
         queries = self._db.queries
+        moved = Moved()
 
-        def cancel(c: sqlite3.Connection, pk: int, state: str, now: int) -> None:
-            if state == "running":  # its worker's heartbeat acts on the request
-                c.execute(queries["run_cancel_request"], {"id": pk, "now": now})
-                return
-            c.execute(
-                queries["run_cancel"],
-                {
-                    "id": pk,
-                    "now": now,
-                    "error_code": CANCELLED_BY_OPERATOR.code,
-                    "error_message": CANCELLED_BY_OPERATOR.message,
-                },
-            )
+        def cancel(c: sqlite3.Connection, run: sqlite3.Row, now: int) -> None:
+            _cancel(c, queries, run["id"], run["state"], run["parent_id"], now, moved)
+            descendants = c.execute(queries["run_descendants"], {"id": run["id"]}).fetchall()
+            for pk, state, parent_id in descendants:
+                _cancel(c, queries, pk, state, parent_id, now, moved, CANCELLED_WITH_PARENT)
 
         before = await self._act(
             job_id,
@@ -106,6 +117,7 @@ class SqliteIntrospection:
             {"queued", "sleeping", "running"},
             cancel,
         )
+        self._moved(moved)
         return "running" if before == "running" else "cancelled"
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
@@ -132,7 +144,7 @@ class SqliteIntrospection:
     async def resume_queue(self, queue: str) -> None:
         check_name(queue, what="queue")
         await self._db.execute("queue_resume", {"queue": queue})
-        self._woke()
+        self._moved(Moved(woke=True))
 
     async def stats(self) -> list[QueueStats]:
         """Counts per queue and state (every state present), paused queues included."""
@@ -144,10 +156,11 @@ class SqliteIntrospection:
         action: str,
         allowed: str,
         states: set[str],
-        change: Callable[[sqlite3.Connection, int, str, int], None],
+        change: Callable[[sqlite3.Connection, sqlite3.Row, int], None],
     ) -> JobState:
-        """Run ``change`` on the run if its state is one of ``states``, under the write
-        lock; answers the state before it, and refuses a missing run or another state."""
+        """Run ``change`` on the run (its ``run_state`` row) if its state is one of
+        ``states``, under the write lock; answers the state before it, and refuses a
+        missing run or another state."""
         pk = run_pk(job_id)
         queries = self._db.queries
 
@@ -156,7 +169,7 @@ class SqliteIntrospection:
             if row is None:
                 return None
             if row["state"] in states:
-                change(c, pk, row["state"], self._db.clock.now_ms())
+                change(c, row, self._db.clock.now_ms())
             return row["name"], row["state"]
 
         found = await self._db.transaction(lambda c: act(c, pk)) if pk is not None else None
@@ -166,3 +179,26 @@ class SqliteIntrospection:
         if state not in states:
             raise run_in_wrong_state(job_id, name, state, action, allowed)
         return state
+
+
+def _cancel(
+    c: sqlite3.Connection,
+    queries: Mapping[str, str],
+    pk: int,
+    state: JobState,
+    parent_id: int | None,
+    now: int,
+    moved: Moved,
+    error: JobError = CANCELLED_BY_OPERATOR,
+) -> None:
+    """Cancel run ``pk`` (in ``state``, which has not ended): a running one is asked (its
+    worker's heartbeat acts on it), a queued or sleeping one ends here, and counts so in
+    its parent."""
+    if state == "running":
+        c.execute(queries["run_cancel_request"], {"id": pk, "now": now})
+        return
+    c.execute(
+        queries["run_cancel"],
+        {"id": pk, "now": now, "error_code": error.code, "error_message": error.message},
+    )
+    moved.state_changed(c, queries, str(pk), parent_id, state, "cancelled", now)

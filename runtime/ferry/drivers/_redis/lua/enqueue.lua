@@ -16,18 +16,15 @@ for _ = 1, tonumber(arg()) do
   local name, queue, payload, idem = arg(), arg(), arg(), arg()
   local max_attempts, run_at = arg(), opt(arg()) or now
   local tenant, actor, ckey, priority = opt(arg()), opt(arg()), opt(arg()), arg()
-  local existing = redis.call('HGET', key('idem'), idem)
-  if existing then
-    table.insert(answers, existing)
+  local id, deduplicated = admit({
+    name = name, queue = queue, payload = payload, key = idem,
+    max_attempts = max_attempts, run_at = run_at, priority = priority,
+    tenant = tenant, actor = actor, ckey = ckey,
+  }, now)
+  if deduplicated then
+    table.insert(answers, id)
     table.insert(answers, 1)
   else
-    local id = int(redis.call('INCR', key('seq')))
-    remember(id, {
-      name = name, queue = queue, payload = payload, key = idem,
-      max_attempts = max_attempts, run_at = run_at, priority = priority,
-      state = 'queued', attempts = '0', created = now, updated = now,
-      tenant = tenant, actor = actor, ckey = ckey,
-    })
     if enqueued(id, queue, priority, name, run_at, now) then
       woken[queue] = true
     elseif later[queue] == nil or tonumber(run_at) < later[queue] then

@@ -2,7 +2,7 @@
 -- settle_and_keyed_claim include it): settle a batch of attempts. $1..$12 are parallel
 -- arrays, one element per settle (runs distinct); $13 is now; $14/$15 the error a cancel
 -- override leaves. `settled` holds the runs whose settle landed; `notified` wakes idle
--- workers for the runs put straight back.
+-- workers for the runs put straight back and tells result waiters of the runs that ended.
 requests AS (
     SELECT *
     FROM unnest(
@@ -51,8 +51,11 @@ settled AS (
       AND j.lease_expires_at_ms > $13
     RETURNING j.id, j.id::text AS holder, j.queue, j.state, j.run_at_ms
 ),
--- A run put straight back (interrupted by a drain, retried at once) wakes idle workers.
+-- A run put straight back (interrupted by a drain, retried at once) wakes idle workers;
+-- the runs that ended are told to result waiters (_settle_news.sql).
 notified AS (
     SELECT pg_notify({channel}, due.queue)
     FROM (SELECT DISTINCT queue FROM settled WHERE state = 'queued' AND run_at_ms <= $13) AS due
+    UNION ALL
+    {_settle_news}
 )

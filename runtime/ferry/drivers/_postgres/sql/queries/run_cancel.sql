@@ -1,5 +1,6 @@
 -- Cancel run $1 at $2: a queued or sleeping run ends cancelled at once; a running one gets
--- its cancel recorded for its worker to act on (see the heartbeat). Answers the run's name
+-- its cancel recorded for its worker to act on (see the heartbeat). Its descendants are
+-- run_cancel_descendants', the next statement of the same transaction. Answers the run's name
 -- and state before, and `changed`; no row when the run is missing.
 WITH target AS (
     SELECT id, name, state FROM {schema}.jobs WHERE id = $1 FOR UPDATE
@@ -18,7 +19,12 @@ requested AS (
     FROM target
     WHERE j.id = target.id AND target.state = 'running'
     RETURNING j.id
+),
+-- Result waiters hear of a run ended here.
+told AS (
+    SELECT pg_notify({ended_channel}, id::text) FROM cancelled
 )
 SELECT name, state,
-       EXISTS (SELECT FROM cancelled) OR EXISTS (SELECT FROM requested) AS changed
+       EXISTS (SELECT FROM cancelled) OR EXISTS (SELECT FROM requested) AS changed,
+       (SELECT count(*) FROM told) AS told  -- reading `told` is what runs it
 FROM target

@@ -3,7 +3,8 @@
 -- queues (NULL: any), $5 also takes dead runs, $6 is now. Their steps are read after
 -- (step_load): a moving run records none, so the two reads cannot disagree.
 -- Taken in this order: runs an earlier drain left `moving` to the same store, then queued
--- runs in claim order, then dead ones. Each branch is its own ordered index scan
+-- runs in claim order, then dead ones — never a run of a fan-out (one with a parent or
+-- children): a parent's steps name its children by their ids on this store. Each branch is its own ordered index scan
 -- (jobs_moving, jobs_claim_order, jobs_dead_order) that stops after $3 rows; the lock is
 -- taken on the outer scan, which re-checks the state on the row's newest version, so a run
 -- a worker claimed (or another drain reserved) in between is skipped, never taken twice.
@@ -12,12 +13,14 @@ WITH candidates AS (
      WHERE state = 'moving' AND moving_to = $2 AND locked_by <> $1
      ORDER BY moving_to, id LIMIT $3)
     UNION ALL
-    (SELECT id, 1 FROM {schema}.jobs
+    (SELECT id, 1 FROM {schema}.jobs AS q
      WHERE state = 'queued' AND ($4::text[] IS NULL OR queue = ANY ($4::text[]))
+       AND parent_id IS NULL AND NOT EXISTS (SELECT FROM {schema}.jobs AS c WHERE c.parent_id = q.id)
      ORDER BY priority DESC, run_at_ms, id LIMIT $3)
     UNION ALL
-    (SELECT id, 2 FROM {schema}.jobs
+    (SELECT id, 2 FROM {schema}.jobs AS d
      WHERE $5::boolean AND state = 'dead' AND ($4::text[] IS NULL OR queue = ANY ($4::text[]))
+       AND parent_id IS NULL AND NOT EXISTS (SELECT FROM {schema}.jobs AS c WHERE c.parent_id = d.id)
      ORDER BY finished_at_ms, id LIMIT $3)
 ),
 picked AS (

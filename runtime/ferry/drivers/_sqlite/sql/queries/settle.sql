@@ -1,5 +1,6 @@
 -- Write what a landed settle decided (ferry.drivers.settle.settle_run, read under the write
--- lock) on run :id: its next state and fields, the result an ack stores, the lease cleared.
+-- lock) on run :id: its next state and fields, the result an ack stores, the lease cleared,
+-- and the mark of a wait (awaiting_children) kept only by a park (ferry.drivers.fan_in).
 UPDATE ferry_jobs
 SET state = :state,
     attempts = :attempts,
@@ -12,5 +13,6 @@ SET state = :state,
     finished_at_ms = :finished_at_ms,
     locked_by = NULL,
     lease_expires_at_ms = NULL,
+    awaiting_children = CASE WHEN :state = 'sleeping' THEN awaiting_children ELSE 0 END,
     updated_at_ms = :now
 WHERE id = :id
