@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Generic, Literal
 
@@ -10,10 +11,17 @@ from pydantic import BaseModel
 
 from ferry._duration import Duration, to_ms
 from ferry._jobs.definition import InputT, JobDefinition, OnSettled, ResultT
-from ferry._jobs.facade import enqueue, enqueue_many, idempotency_key_of, parse_input
+from ferry._jobs.facade import (
+    current_job_driver,
+    enqueue,
+    enqueue_many,
+    idempotency_key_of,
+    parse_input,
+)
 from ferry._jobs.policy import Concurrency, Retry
+from ferry._jobs.results import run_result, run_status
 from ferry._names import check_name
-from ferry.drivers.protocol import EnqueueResult
+from ferry.drivers.protocol import EnqueueResult, RunStatus
 from ferry.errors import FerryError
 
 _declared: list[JobDefinition[Any, Any]] = []
@@ -79,9 +87,10 @@ class JobHandle(Generic[InputT, ResultT]):
         delay: Duration | None = None,
         queue: str | None = None,
         connection: Any = None,
-    ) -> EnqueueResult:
-        """Queue one run; inside a bound transaction it joins it (commit is the enqueue)."""
-        return await enqueue(
+    ) -> EnqueueResult[ResultT]:
+        """Queue one run; inside a bound transaction it joins it (commit is the enqueue).
+        The answer reads the run's result: ``await (await job.enqueue(i)).result()``."""
+        queued = await enqueue(
             self._definition,
             input,
             run_at=run_at,
@@ -90,6 +99,7 @@ class JobHandle(Generic[InputT, ResultT]):
             connection=connection,
             actor=self._actor,
         )
+        return replace(queued, source=self)
 
     async def enqueue_many(
         self,
@@ -97,11 +107,30 @@ class JobHandle(Generic[InputT, ResultT]):
         *,
         queue: str | None = None,
         connection: Any = None,
-    ) -> list[EnqueueResult]:
+    ) -> list[EnqueueResult[ResultT]]:
         """Queue many runs in one round trip; results in input order."""
-        return await enqueue_many(
+        queued = await enqueue_many(
             self._definition, inputs, queue=queue, connection=connection, actor=self._actor
         )
+        return [replace(run, source=self) for run in queued]
+
+    async def result(self, job_id: str, *, timeout: Duration = "30s") -> ResultT:  # noqa: ASYNC109
+        """Run ``job_id``'s result once it completed, typed from the body's return
+        annotation, waiting up to ``timeout`` (on the driver's clock) for it to end.
+
+        Refused with the run's own code and last error when it is dead, ``X_JOB_CANCELLED``
+        when it was cancelled, ``X_RESULT_TIMEOUT`` when it has not ended in time (it goes
+        on), ``X_RUN_NOT_FOUND`` when no run has the id (or it was pruned). The wait hears
+        of the end through the driver (NOTIFY, pub/sub, the SQLite watcher), never a tight
+        poll. Needs a driver offering ``results``."""
+        return await run_result(  # type: ignore[no-any-return]
+            current_job_driver(), self._definition, job_id, timeout=timeout
+        )
+
+    async def status(self, job_id: str) -> RunStatus:
+        """Where run ``job_id`` stands now: state, attempts, progress, its result once
+        completed (as stored), its last error. ``X_RUN_NOT_FOUND`` when no run has the id."""
+        return await run_status(current_job_driver(), self._definition, job_id)
 
     def describe(self) -> dict[str, Any]:
         """The manifest row. ``steps`` is empty by design: names are chosen at run time."""

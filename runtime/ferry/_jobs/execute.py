@@ -23,11 +23,11 @@ from ferry._jobs.heartbeat import LeaseKeeper
 from ferry._jobs.observer import REPORTED, ExecutionObserver, ExecutionOutcome, ExecutionReport
 from ferry._jobs.policy import Caps
 from ferry._jobs.registry import resolve_job
+from ferry._jobs.results import stored_result
 from ferry._jobs.signal import AbortSignal
 from ferry._jobs.step import Parked, Step
 from ferry._jobs.tracing import execution_span, tracing
 from ferry._jobs.verdict import NoRetry, RetryAfter
-from ferry._payload import to_json
 from ferry._storable import storable_message
 from ferry.drivers.capabilities import SLOTS, offered
 from ferry.drivers.protocol import (
@@ -308,9 +308,8 @@ class _Execution:
                     job_name=claimed.name,
                     job_id=claimed.id,
                     worker_id=self.worker_id,
-                    store=self.driver.steps,
+                    driver=self.driver,
                     signal=self.signal,
-                    clock=self.clock,
                     observer=self.observer,
                 )
             elif name == "ctx":
@@ -351,16 +350,19 @@ class _Execution:
     ) -> ExecutionReport:
         error = body.exception() if not body.cancelled() else asyncio.CancelledError()
         if error is None:
+            returned = body.result()
             try:
-                result = to_json(body.result(), what=f'job "{definition.name}" result')
-            except FerryError as not_json:
-                return await self._failed(definition, parsed, not_json)
+                result = stored_result(
+                    definition, returned, max_bytes=self.driver.max_payload_bytes
+                )
+            except NoRetry as not_storable:  # the run is dead at once: see stored_result
+                return await self._failed(definition, parsed, not_storable)
             landed = await self.settler.ack(
                 self.claimed.id,
                 AckOptions(self.worker_id, result, self._elapsed(), self.progress),
             )
             report = self._report("completed", None, landed)
-            await self._settled(definition, report, parsed, result)
+            await self._settled(definition, report, parsed, returned)
             return report
         if isinstance(error, Parked):
             return await self._nack("sleep", None, error.wake_at_ms)
