@@ -55,6 +55,10 @@ class Sizes:
     """(d) jobs per claim+ack round."""
     drain_timeout_s: float
     """(b) a drain stops after this long and reports what it finished."""
+    fan_out_children: int
+    """(g) children of the one parent fanning out, end to end."""
+    result_samples: int
+    """(h) result waits timed, one run at a time."""
 
 
 FULL = Sizes(
@@ -81,6 +85,8 @@ FULL = Sizes(
     claim_samples=300,
     claim_batch=100,
     drain_timeout_s=45.0,
+    fan_out_children=10_000,
+    result_samples=300,
 )
 
 QUICK = Sizes(
@@ -107,4 +113,6 @@ QUICK = Sizes(
     claim_samples=20,
     claim_batch=100,
     drain_timeout_s=20.0,
+    fan_out_children=1_000,
+    result_samples=50,
 )

@@ -23,6 +23,7 @@ from ferry._jobs import (
     throw_if_aborted,
     use_connection,
 )
+from ferry._jobs.children import ChildOutcome, Children
 from ferry._jobs.policy import Caps
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._lifecycle import Role, run_roles
@@ -37,6 +38,7 @@ from ferry._webhooks import (
     webhook,
 )
 from ferry._worker import JobWorker, job_worker
+from ferry.drivers.protocol import EnqueueResult, RunStatus
 from ferry.errors import FerryError
 from ferry.tasks import task
 
@@ -44,8 +46,11 @@ __all__ = [
     "AbortSignal",
     "BackfillPage",
     "Caps",
+    "ChildOutcome",
+    "Children",
     "Clock",
     "Concurrency",
+    "EnqueueResult",
     "FerryError",
     "JobContext",
     "JobHandle",
@@ -57,6 +62,7 @@ __all__ = [
     "Retry",
     "RetryAfter",
     "Role",
+    "RunStatus",
     "Scheduler",
     "Settled",
     "Step",

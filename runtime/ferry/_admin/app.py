@@ -96,6 +96,7 @@ def admin_app(
             Route(f"{PREFIX}/jobs/dead/retry", manage(pages.dead_retry), methods=["POST"]),
             Route(f"{PREFIX}/jobs/runs/{{run_id}}", read(pages.run)),
             Route(f"{PREFIX}/jobs/runs/{{run_id}}/input.json", read(pages.run_input)),
+            Route(f"{PREFIX}/jobs/runs/{{run_id}}/result.json", read(pages.run_result)),
             Route(
                 f"{PREFIX}/jobs/runs/{{run_id}}/{{action}}",
                 manage(pages.run_action),
@@ -121,9 +122,6 @@ class _Pages:
         )
         self.templates.filters["instant"] = instant
         self.templates.filters["duration"] = format_ms
-        self.templates.filters["pretty_json"] = lambda v: json.dumps(
-            v, indent=2, ensure_ascii=False, default=str
-        )
 
     # -- access ------------------------------------------------------------------------
 
@@ -284,6 +282,7 @@ class _Pages:
                 request, grant, "missing.html", title="No such run", run_id=run_id, status=404
             )
         shown, truncated = _bounded_json(detail.payload, SHOWN_INPUT_CHARS)
+        result, result_truncated = _bounded_json(detail.result, SHOWN_INPUT_CHARS)
         return self._page(
             request,
             grant,
@@ -294,17 +293,28 @@ class _Pages:
             timeline=_timeline(detail),
             input_text=shown,
             input_truncated=truncated,
+            result_text=result,
+            result_truncated=result_truncated,
         )
 
     async def run_input(self, request: Request, grant: Grant) -> Response:
         """A run's whole input as a JSON download (what a truncated page links to)."""
+        return await self._download(request, "input", lambda run: run.payload)
+
+    async def run_result(self, request: Request, grant: Grant) -> Response:
+        """A run's whole result as a JSON download (what a truncated page links to)."""
+        return await self._download(request, "result", lambda run: run.result)
+
+    async def _download(
+        self, request: Request, what: str, value: Callable[[RunDetail], Any]
+    ) -> Response:
         run_id = request.path_params["run_id"]
         detail = await self.introspect.get_run(run_id)
         if detail is None:
             return self._plain(404, f"no run has id {run_id[:40]!r}")
-        body = json.dumps(detail.payload, ensure_ascii=False, default=str).encode()
+        body = json.dumps(value(detail), ensure_ascii=False, default=str).encode()
         response = Response(body, media_type="application/json")
-        response.headers["Content-Disposition"] = f'attachment; filename="run-{run_id}-input.json"'
+        response.headers["Content-Disposition"] = f'attachment; filename="run-{run_id}-{what}.json"'
         return response
 
     async def tasks_page(self, request: Request, grant: Grant) -> Response:

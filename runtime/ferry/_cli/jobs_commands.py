@@ -138,6 +138,13 @@ def _detail_text(run: RunDetail, *, full: bool) -> str:
             ("result", shown("result", run.result) if run.result is not None else None),
             ("progress", progress),
             ("last error", error),
+            ("parent", run.parent_id),
+            (
+                "children",
+                f"{run.children_count:,} ({run.children_pending:,} not ended)"
+                if run.children_count
+                else None,
+            ),
             ("tenant", s.tenant),
             ("actor", run.actor),
             ("idempotency key", run.idempotency_key),
@@ -170,7 +177,31 @@ def _detail_text(run: RunDetail, *, full: bool) -> str:
             for step in run.steps
         ],
     )
-    return "\n".join([overview, steps, *(f"{label}:\n{json_text(v)}" for label, v in whole)])
+    shown_children = (
+        [
+            table(
+                f"children (the first {len(run.children):,} of {run.children_count:,})"
+                if run.children_count > len(run.children)
+                else "children",
+                ["id", "job", "state", "attempts", "last error"],
+                [
+                    (
+                        child.id,
+                        child.name,
+                        child.state,
+                        f"{child.attempts}/{child.max_attempts}",
+                        child.last_error.code if child.last_error else "",
+                    )
+                    for child in run.children
+                ],
+            )
+        ]
+        if run.children
+        else []
+    )
+    return "\n".join(
+        [overview, steps, *shown_children, *(f"{label}:\n{json_text(v)}" for label, v in whole)]
+    )
 
 
 async def retry_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
