@@ -25,9 +25,7 @@ def runnable(page: str) -> list[str]:
 )
 def test_a_docs_example_runs_and_prints_what_it_says(page: str, index: int) -> None:
     code = runnable(page)[index]
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
-    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     expected = [said.strip() for said in _PRINTED.findall(code)]
     assert done.stdout.splitlines() == expected
