@@ -23,8 +23,9 @@ COPY pyproject.toml ./
 # rebuilds from the next layer on and does not download them again. The image's roles are
 # the worker, scheduler and relay (`ferry run`, on any durable DATABASE_URL: redis://
 # included, with spans when the app installs an OpenTelemetry SDK) and the operator: the
-# core plus the redis, otel and operator extras.
-ARG EXTRAS="redis otel operator"
+# core plus the redis, otel and operator extras, and uvloop (every role runs on it;
+# FERRY_EVENT_LOOP=asyncio turns it off).
+ARG EXTRAS="redis otel operator uvloop"
 RUN python -c "import sys, tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
 print('\n'.join(p['dependencies'] + [r for e in sys.argv[1:] for r in p['optional-dependencies'][e]]))" \
     $EXTRAS >/tmp/requirements.txt \

@@ -13,13 +13,16 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## The whole test suite, lint and types included (what CI runs).
+## The whole test suite, lint and types included (what CI runs), on asyncio's own event
+## loop; then the conformance and worker suites again on uvloop (FERRY_EVENT_LOOP=uvloop
+## runs any part of the suite on it).
 ## The first run also provisions what the browser, Redis and Kubernetes tests need: Debian's
 ## Chromium and redis-server, the control-plane binaries, Prometheus, and a Kubernetes node
 ## with the image built from this checkout (built once, cached outside the repo; the image
 ## again when the code changed).
 test: install lint test-assets
 	$(PY) -m pytest -q
+	FERRY_EVENT_LOOP=uvloop $(PY) -m pytest -q tests/conformance tests/integration/worker
 
 test-assets:
 	bash scripts/install-browser.sh

@@ -22,6 +22,7 @@ from contextlib import ExitStack
 
 from bench import redis as redis_server
 from bench.claim_latency import claim_latency
+from bench.pinned import pinned_horizon
 from bench.reference import raw_claim_settle
 from bench.report import Results, SystemFigures, package_versions, render, write_readme
 from bench.server import describe, fresh_database, local_server
@@ -78,22 +79,27 @@ async def measure_end_to_end(
     """(b) drains of a pre-filled queue at each concurrency; the best run counts.
 
     Each system also drains at its best setting (``best`` below): pgqueuer at its big batch
-    size with no concurrency limit, ferry at its big concurrency (its claim batch size).
+    size with no concurrency limit, ferry at its big concurrency (its claim batch size);
+    both once more on asyncio's own loop (``best-asyncio``: they run on uvloop by default).
+    Then fleets: ``Sizes.shared_processes`` worker processes on one queue.
     """
     rates: dict[tuple[str, int | str], list[Rate]] = defaultdict(list)
     for run in range(sizes.end_to_end_runs):
-        plans: list[tuple[System, int | None, int | None, int | str]] = [
-            (s, c, None, c) for c in sizes.concurrencies for s in _in_turn(systems, run)
+        plans: list[tuple[System, int | None, int | None, int | str, str | None]] = [
+            (s, c, None, c, None) for c in sizes.concurrencies for s in _in_turn(systems, run)
         ]
         for s in _in_turn(systems, run):
-            if s.name == "pgqueuer":
-                plans.append((s, None, sizes.pgqueuer_big_batch, "best"))
-            if s.name == "ferry":
-                plans.append((s, sizes.ferry_best_concurrency, None, "best"))
-        for system, concurrency, batch_size, row in plans:
+            best = {"pgqueuer": (None, sizes.pgqueuer_big_batch)}.get(
+                s.name, (sizes.ferry_best_concurrency, None) if s.name == "ferry" else None
+            )
+            if best is not None:
+                plans.append((s, *best, "best", None))
+                plans.append((s, *best, "best-asyncio", "asyncio"))
+        for system, concurrency, batch_size, row, loop in plans:
             settings = system.worker_settings(concurrency, batch_size)
-            _say(f"{system.name}: (b) end-to-end, {settings}, run {run + 1}")
-            if run == 0:
+            on = f", on {loop or system.loop}"
+            _say(f"{system.name}: (b) end-to-end, {settings}{on}, run {run + 1}")
+            if run == 0 and row != "best-asyncio":
                 figures[system.name].settings.append(f"(b) {settings}")
             rates[system.name, row].append(
                 await end_to_end(
@@ -103,27 +109,31 @@ async def measure_end_to_end(
                     concurrency=concurrency,
                     batch_size=batch_size,
                     timeout_s=sizes.drain_timeout_s,
+                    loop=loop,
                 )
             )
-        for system in _in_turn(systems, run):
-            processes, concurrency = sizes.shared_processes, sizes.shared_concurrency
-            settings = system.worker_settings(concurrency, None)
-            _say(f"{system.name}: (b) {processes} processes, {settings}, run {run + 1}")
-            rates[system.name, "shared"].append(
-                await shared_drain(
-                    system,
-                    server_dsn,
-                    processes=processes,
-                    count=sizes.end_to_end,
-                    concurrency=concurrency,
-                    timeout_s=sizes.drain_timeout_s,
+        for processes in sizes.shared_processes:
+            for system in _in_turn(systems, run):
+                concurrency = sizes.shared_concurrency
+                settings = system.worker_settings(concurrency, None)
+                _say(f"{system.name}: (b) {processes} process(es), {settings}, run {run + 1}")
+                rates[system.name, f"fleet-{processes}"].append(
+                    await shared_drain(
+                        system,
+                        server_dsn,
+                        processes=processes,
+                        count=sizes.end_to_end,
+                        concurrency=concurrency,
+                        timeout_s=sizes.drain_timeout_s,
+                    )
                 )
-            )
     for (name, row), runs in rates.items():
         if row == "best":
             figures[name].best = best_rate(runs)
-        elif row == "shared":
-            figures[name].shared = best_rate(runs)
+        elif row == "best-asyncio":
+            figures[name].best_asyncio = best_rate(runs)
+        elif isinstance(row, str) and row.startswith("fleet-"):
+            figures[name].fleet[int(row.removeprefix("fleet-"))] = best_rate(runs)
         else:
             assert isinstance(row, int)
             figures[name].end_to_end[row] = best_rate(runs)
@@ -144,6 +154,27 @@ async def measure_soak(
             runs=sizes.soak_runs,
             concurrency=sizes.shared_concurrency,
             timeout_s=sizes.soak_timeout_s,
+        )
+
+
+async def measure_pinned(
+    systems: list[System], server_dsn: str, sizes: Sizes, figures: dict[str, SystemFigures]
+) -> None:
+    """(g) a steady stream under a pinned xmin horizon, per system named for it."""
+    for system in systems:
+        if system.name not in sizes.pinned_systems:
+            continue
+        _say(
+            f"{system.name}: (g) {sizes.pinned_rate:.0f} jobs/s, pinned horizon for "
+            f"{sizes.pinned_s:.0f} s"
+        )
+        figures[system.name].pinned = await pinned_horizon(
+            system,
+            server_dsn,
+            rate=sizes.pinned_rate,
+            warm_s=sizes.pinned_warm_s,
+            pinned_s=sizes.pinned_s,
+            after_s=sizes.pinned_after_s,
         )
 
 
@@ -190,14 +221,15 @@ async def run(names: list[str], sizes: Sizes, *, quick: bool, write: bool) -> No
         await measure_end_to_end(systems, server_dsn, sizes, figures)
         reference = await measure_reference(server_dsn, sizes)
         await measure_soak(systems, server_dsn, sizes, figures)
+        await measure_pinned(systems, server_dsn, sizes, figures)
         for system in systems:
             await measure_wake(system, server_dsn, sizes, figures[system.name])
         workflows: dict[str, Workflows] = {}
         for system in systems:
             if isinstance(system, FerrySystem):
                 _say(
-                    f"{system.name}: (g) a fan-out of {sizes.fan_out_children:,} children, "
-                    f"(h) result wait latency, {sizes.result_samples} samples"
+                    f"{system.name}: (h) a fan-out of {sizes.fan_out_children:,} children, "
+                    f"(i) result wait latency, {sizes.result_samples} samples"
                 )
                 workflows[system.name] = await measure_workflows(
                     system,

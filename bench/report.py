@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from bench.claim_latency import ClaimLatency
+from bench.pinned import Pinned
 from bench.server import Server
 from bench.sizes import Sizes
 from bench.stats import Percentiles, Rate, Soak
@@ -23,6 +24,7 @@ README = Path(__file__).with_name("README.md")
 _BEGIN, _END = "<!-- bench:results:begin -->", "<!-- bench:results:end -->"
 _PACKAGES = ("ferry", "pgqueuer", "procrastinate", "asyncpg", "psycopg", "redis")
 _WAKE_P99_CEILING_MS = 10.0
+_CPU_PER_JOB_TARGET_US = 30.0
 
 
 @dataclass
@@ -36,9 +38,14 @@ class SystemFigures:
     best: Rate | None = None
     """At the system's best setting: pgqueuer at ``Sizes.pgqueuer_big_batch`` with no
     concurrency limit, ferry at ``Sizes.ferry_best_concurrency``."""
-    shared: Rate | None = None
-    """``Sizes.shared_processes`` worker processes draining one queue together."""
+    best_asyncio: Rate | None = None
+    """``best`` again with the worker on asyncio's own loop (ferry and pgqueuer run on
+    uvloop by default)."""
+    fleet: dict[int, Rate] = field(default_factory=dict)
+    """By how many worker processes drained one queue together."""
     soak: Soak | None = None
+    pinned: Pinned | None = None
+    """(g) the steady stream under a pinned xmin horizon."""
     wake: Percentiles | None = None
     wake_complete: bool = True
     settings: list[str] = field(default_factory=list)
@@ -56,7 +63,7 @@ class Results:
     claims: dict[str, ClaimLatency] = field(default_factory=dict)
     """(d) by ferry system."""
     workflows: dict[str, Workflows] = field(default_factory=dict)
-    """(g) and (h) by ferry system."""
+    """(h) and (i) by ferry system."""
     redis: str | None = None
     """The Redis server ``ferry-redis`` ran on (version and persistence), if it ran."""
     reference: Rate | None = None
@@ -164,24 +171,42 @@ def table(results: Results) -> str:
             f"≥ {needed:g}× {peer_name}" if peer else "—",
             _ratio_verdict(of(ferry, concurrency), of(peer, concurrency), needed) if peer else "—",
         )
+    ferry_best = _fastest(ferry)
     row(
         f"(b) … best setting: ferry concurrency {sizes.ferry_best_concurrency}, pgqueuer "
         f"batch_size={sizes.pgqueuer_big_batch} with no limit",
         [_rate(f.best) for f in figures],
-        "≥ 1.0× pgqueuer's best",
+        f"best ≥ 1.5× pgqueuer's best; CPU ≤ {_CPU_PER_JOB_TARGET_US:.0f} µs/job",
         _ratio_verdict(
-            per_second(ferry.best) if ferry else None,
-            per_second(pgqueuer.best) if pgqueuer else None,
-            1.0,
+            per_second(ferry_best),
+            per_second(_fastest(pgqueuer)),
+            1.5,
+        )
+        + (
+            f"; CPU {ferry_best.cpu_us:.0f} µs — "
+            f"{'met' if ferry_best.cpu_us <= _CPU_PER_JOB_TARGET_US else 'missed'}"
+            if ferry_best is not None and ferry_best.cpu_us is not None
+            else ""
         ),
     )
     row(
-        f"(b) … {sizes.shared_processes} worker processes on one queue, concurrency "
-        f"{sizes.shared_concurrency} each",
-        [_rate(f.shared) for f in figures],
+        "(b) … the same best settings, the worker on asyncio's own loop (not uvloop)",
+        [_rate(f.best_asyncio) for f in figures],
         "—",
         "—",
     )
+    one_process = per_second(ferry.fleet.get(1)) if ferry else None
+    for processes in sizes.shared_processes:
+        scaling = processes == 2 and one_process is not None
+        row(
+            f"(b) … {processes} worker process{'es' if processes > 1 else ''} on one queue, "
+            f"concurrency {sizes.shared_concurrency} each",
+            [_rate(f.fleet.get(processes)) for f in figures],
+            "≥ 1.5× one process" if processes == 2 else "—",
+            _ratio_verdict(per_second(ferry.fleet.get(2)) if ferry else None, one_process, 1.5)
+            if scaling
+            else "—",
+        )
     row(
         f"(c) enqueue→start p50 / p95 / p99 (ms), {sizes.latency_rate:.0f} jobs/s, "
         f"{sizes.latency_samples} samples",
@@ -214,6 +239,21 @@ def table(results: Results) -> str:
         "within 10 %",
         _soak_verdict(ferry.soak if ferry else None),
     )
+    if any(f.pinned is not None for f in figures):
+        row(
+            f"(g) pinned xmin horizon, {sizes.pinned_rate:.0f} jobs/s for {sizes.pinned_s:.0f} "
+            "s: claim p50 / p99 (ms), unpinned → pinned",
+            [_pinned_claims(f.pinned) for f in figures],
+            "pinned p50 ≤ 3× unpinned",
+            _pinned_verdict(ferry.pinned if ferry else None),
+        )
+        row(
+            "(g) … jobs started/s while pinned; dead tuples at pin start / end / "
+            f"{sizes.pinned_after_s:.0f} s after release",
+            [_pinned_tuples(f.pinned) for f in figures],
+            "throughput held",
+            _held_verdict(ferry.pinned if ferry else None),
+        )
     workflows = results.workflows
     if workflows:
 
@@ -221,7 +261,7 @@ def table(results: Results) -> str:
             return [cell(workflows[n]) if n in workflows else "—" for n in names]
 
         row(
-            f"(g) a fan-out of {sizes.fan_out_children:,} children end to end: parent enqueued "
+            f"(h) a fan-out of {sizes.fan_out_children:,} children end to end: parent enqueued "
             "→ its result in hand (s; children/s)",
             per_driver(
                 lambda w: (
@@ -232,7 +272,7 @@ def table(results: Results) -> str:
             "—",
         )
         row(
-            f"(h) result wait, enqueue → result in hand, another process working, p50 / p99 "
+            f"(i) result wait, enqueue → result in hand, another process working, p50 / p99 "
             f"(ms), {sizes.result_samples} runs one at a time",
             per_driver(lambda w: f"{_ms(w.result_wait.p50)} / {_ms(w.result_wait.p99)}"),
             "—",
@@ -240,17 +280,56 @@ def table(results: Results) -> str:
         )
     reference = results.reference
     if reference is not None:
-        best = per_second(ferry.best) if ferry else None
+        best = per_second(ferry_best)
         row(
             f"(f) physical reference: raw asyncpg claim+settle, batches of "
             f"{sizes.reference_batch} (rows/s)",
             ["—" for _ in names],
             _rate(reference),
-            f"ferry's best is {best / reference.per_second:.0%} of it"
+            f"ferry's best is {best / reference.per_second:.0%} of it (target ≥ 35 %) — "
+            f"{'met' if best / reference.per_second >= 0.35 else 'missed'}"
             if best and reference.per_second
             else "—",
         )
     return _markdown([header, *rows])
+
+
+def _pinned_claims(pinned: Pinned | None) -> str:
+    if pinned is None:
+        return "—"
+    u, p = pinned.unpinned, pinned.pinned
+    return f"{_ms(u.p50)} / {_ms(u.p99)} → {_ms(p.p50)} / {_ms(p.p99)}"
+
+
+def _pinned_tuples(pinned: Pinned | None) -> str:
+    if pinned is None:
+        return "—"
+    return (
+        f"{pinned.pinned_throughput:,.0f}; {pinned.dead_start:,} / {pinned.dead_end:,} / "
+        f"{pinned.dead_after:,}"
+    )
+
+
+def _pinned_verdict(pinned: Pinned | None) -> str:
+    if pinned is None or not pinned.unpinned.p50:
+        return "n/a"
+    ratio = pinned.pinned.p50 / pinned.unpinned.p50
+    return f"{ratio:.2f}× — {'met' if ratio <= 3 else 'missed'}"
+
+
+def _held_verdict(pinned: Pinned | None) -> str:
+    if pinned is None:
+        return "n/a"
+    share = pinned.pinned_throughput / pinned.rate
+    return f"{share:.0%} of the rate — {'met' if share >= 0.95 else 'missed'}"
+
+
+def _fastest(figures: SystemFigures | None) -> Rate | None:
+    """A system's fastest single-process drain, whatever its setting: its best."""
+    if figures is None:
+        return None
+    drains = [r for r in (figures.best, *figures.end_to_end.values()) if r is not None]
+    return max(drains, key=lambda r: r.per_second) if drains else None
 
 
 def _soak_verdict(soak: Soak | None) -> str:

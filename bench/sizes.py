@@ -27,8 +27,8 @@ class Sizes:
     """(b) pgqueuer also runs at this batch size (default 10) with no concurrency limit."""
     ferry_best_concurrency: int
     """(b) ferry also runs at this concurrency: the size of its claim batches at full speed."""
-    shared_processes: int
-    """(b) worker processes draining one queue together ..."""
+    shared_processes: tuple[int, ...]
+    """(b) how many worker processes drain one queue together, one drain per count ..."""
     shared_concurrency: int
     """... each at this concurrency."""
     soak_warm_runs: int
@@ -55,10 +55,20 @@ class Sizes:
     """(d) jobs per claim+ack round."""
     drain_timeout_s: float
     """(b) a drain stops after this long and reports what it finished."""
+    pinned_rate: float
+    """(g) jobs enqueued per second while a snapshot pins the xmin horizon ..."""
+    pinned_warm_s: float
+    """... first for this long unpinned ..."""
+    pinned_s: float
+    """... then for this long pinned ..."""
+    pinned_after_s: float
+    """... then for this long after the release."""
+    pinned_systems: tuple[str, ...]
+    """(g) the systems run under the pin."""
     fan_out_children: int
-    """(g) children of the one parent fanning out, end to end."""
+    """(h) children of the one parent fanning out, end to end."""
     result_samples: int
-    """(h) result waits timed, one run at a time."""
+    """(i) result waits timed, one run at a time."""
 
 
 FULL = Sizes(
@@ -71,7 +81,7 @@ FULL = Sizes(
     end_to_end_runs=2,
     pgqueuer_big_batch=100,
     ferry_best_concurrency=100,
-    shared_processes=2,
+    shared_processes=(1, 2, 4),
     shared_concurrency=32,
     soak_warm_runs=10_000,
     soak_runs=200_000,
@@ -85,6 +95,11 @@ FULL = Sizes(
     claim_samples=300,
     claim_batch=100,
     drain_timeout_s=45.0,
+    pinned_rate=300.0,
+    pinned_warm_s=30.0,
+    pinned_s=300.0,
+    pinned_after_s=60.0,
+    pinned_systems=("ferry", "pgqueuer"),
     fan_out_children=10_000,
     result_samples=300,
 )
@@ -99,7 +114,7 @@ QUICK = Sizes(
     end_to_end_runs=1,
     pgqueuer_big_batch=100,
     ferry_best_concurrency=100,
-    shared_processes=2,
+    shared_processes=(1, 2, 4),
     shared_concurrency=32,
     soak_warm_runs=2_000,
     soak_runs=20_000,
@@ -113,6 +128,11 @@ QUICK = Sizes(
     claim_samples=20,
     claim_batch=100,
     drain_timeout_s=20.0,
+    pinned_rate=100.0,
+    pinned_warm_s=6.0,
+    pinned_s=15.0,
+    pinned_after_s=5.0,
+    pinned_systems=("ferry", "pgqueuer"),
     fan_out_children=1_000,
     result_samples=50,
 )

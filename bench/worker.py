@@ -11,11 +11,16 @@ Run by the orchestrator as ``python -m bench.worker SYSTEM DSN MODE ...``; it pr
 * ``soak``: a ``drain`` that also reports the process's resident memory (RSS) when the
   bodies run reached each of ``--marks``;
 * ``latency``: every body records now minus its payload's enqueue instant, until
-  ``--count`` bodies ran.
+  ``--count`` bodies ran;
+* ``steady``: runs for ``--timeout`` seconds while the orchestrator enqueues at a steady
+  rate, and reports every claim statement's duration and every body's start, each with its
+  wall-clock instant (the pinned-horizon workload cuts them into phases).
 
 Every drain also reports the CPU time the process spent from the first body to the end
 (``time.process_time``: the worker's own cost per job, whatever else the machine runs).
 All modes stop by themselves after ``--timeout`` seconds, reporting what they got.
+``--loop`` picks the event loop the process runs on (``uvloop``: what ferry's and
+pgqueuer's own commands run on when it is installed; ``asyncio``: the standard loop).
 """
 
 from __future__ import annotations
@@ -28,8 +33,22 @@ import os
 import sys
 import time
 from asyncio import FIRST_COMPLETED
+from collections.abc import Callable
 
 from bench.systems import KNOWN_SYSTEMS, Counter, load_system
+
+
+def _uvloop() -> Callable[[], asyncio.AbstractEventLoop]:
+    import uvloop
+
+    return uvloop.new_event_loop
+
+
+LOOPS: dict[str, Callable[[], Callable[[], asyncio.AbstractEventLoop]]] = {
+    "uvloop": _uvloop,
+    "asyncio": lambda: asyncio.new_event_loop,
+}
+"""The event loops a worker process may run on, each a factory of its loop factory."""
 
 _SETTLE_POLL_S = 0.01
 _IDLE_S = 0.05
@@ -90,14 +109,18 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
     marks = tuple(int(m) for m in args.marks.split(",")) if args.marks else ()
     tally = Tally(args.count, marks, latencies=args.mode == "latency")
     ready, stop = asyncio.Event(), asyncio.Event()
+    claims: list[tuple[float, float]] = []
+    bodies: list[float] = []
+    steady = args.mode == "steady"
     working = asyncio.create_task(
         system.work(
             args.dsn,
             concurrency=args.concurrency,
             batch_size=args.batch_size,
-            on_job=tally.on_job,
+            on_job=(lambda n, t0: bodies.append(time.time())) if steady else tally.on_job,
             ready=ready,
             stop=stop,
+            on_claim=(lambda seconds: claims.append((time.time(), seconds))) if steady else None,
         )
     )
     deadline = time.perf_counter() + args.timeout
@@ -112,7 +135,10 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
         raise TimeoutError(f"{args.system} worker did not start listening in {args.timeout} s")
     print("READY", flush=True)
     result: dict[str, object]
-    if args.mode == "share":
+    if steady:
+        await asyncio.sleep(max(0.0, deadline - time.perf_counter()))
+        result = {"claims": claims, "bodies": bodies}
+    elif args.mode == "share":
         settled = await _drained_together(await system.counter(args.dsn), tally, deadline)
         result = {
             "jobs": tally.count,
@@ -173,14 +199,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.worker")
     parser.add_argument("system", choices=KNOWN_SYSTEMS)
     parser.add_argument("dsn")
-    parser.add_argument("mode", choices=("drain", "share", "soak", "latency"))
+    parser.add_argument("mode", choices=("drain", "share", "soak", "latency", "steady"))
     parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--concurrency", type=int, default=None)
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--timeout", type=float, required=True)
     parser.add_argument("--marks", default="", help="soak: body counts to sample RSS at")
+    parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="asyncio")
     args = parser.parse_args()
-    result = asyncio.run(measure(args))
+    with asyncio.Runner(loop_factory=LOOPS[args.loop]()) as runner:
+        result = runner.run(measure(args))
     sys.stdout.write(json.dumps(result) + "\n")
 
 

@@ -1,14 +1,14 @@
-"""(g) a fan-out of many children end to end and (h) result wait latency, on ferry's drivers.
+"""(h) a fan-out of many children end to end and (i) result wait latency, on ferry's drivers.
 
 Both run a ferry worker in a process of its own (``python -m bench.workflows worker SYSTEM
 DSN``, which prints ``READY`` once it listens and drains on SIGTERM), and wait for results
 in the bench's process — as a web process waits on a worker fleet, so the wait hears of
 the end across processes (Postgres NOTIFY, Redis pub/sub, SQLite's commit watcher):
 
-* (g): one parent run fans out ``children`` no-op children (``step.enqueue``, batches of
+* (h): one parent run fans out ``children`` no-op children (``step.enqueue``, batches of
   1,000), waits for all of them (``step.wait``) and answers how many completed; timed from
   the parent's enqueue to its result in the bench's hand (``await queued.result()``);
-* (h): ``samples`` runs of a job returning its input, one at a time: each timed from just
+* (i): ``samples`` runs of a job returning its input, one at a time: each timed from just
   before its enqueue to its result in hand.
 """
 
@@ -62,7 +62,7 @@ async def echo(input: Leaf) -> int:
 
 @dataclass(frozen=True)
 class Workflows:
-    """(g) and (h) on one driver."""
+    """(h) and (i) on one driver."""
 
     fan_out_children: int
     fan_out_seconds: float
@@ -72,7 +72,7 @@ class Workflows:
 async def measure_workflows(
     system: FerrySystem, server_dsn: str, *, children: int, samples: int
 ) -> Workflows:
-    """(g) then (h), each on a fresh store, with a worker process of its own."""
+    """(h) then (i), each on a fresh store, with a worker process of its own."""
     async with fresh_database(server_dsn, f"{system.name}_fan") as dsn, _worker(system, dsn):
         driver = system.driver(dsn)
         set_job_driver(driver)

@@ -16,6 +16,8 @@ from bench.systems import Payload, Producer, System
 _WARM_UP = 20
 _PREFILL_BATCH = 1_000
 _EXIT_GRACE_S = 60.0
+_LINE_LIMIT = 2**26
+"""The longest JSON line a worker may answer (a steady worker reports every claim)."""
 
 
 def _payload(n: int) -> Payload:
@@ -73,12 +75,16 @@ async def end_to_end(
     concurrency: int | None,
     batch_size: int | None,
     timeout_s: float,
+    loop: str | None = None,
 ) -> Rate:
-    """(b) Pre-fill ``count`` no-op jobs, then one worker process drains them."""
+    """(b) Pre-fill ``count`` no-op jobs, then one worker process drains them (on ``loop``,
+    default the system's own)."""
     async with fresh_database(server_dsn, system.name) as dsn:
         await system.install(dsn)
         await _prefill(system, dsn, count)
-        worker = WorkerProcess(system, dsn, "drain", count, concurrency, batch_size, timeout_s)
+        worker = WorkerProcess(
+            system, dsn, "drain", count, concurrency, batch_size, timeout_s, loop=loop
+        )
         await worker.start()
         result = await worker.result()
     return drain_rate(
@@ -187,6 +193,7 @@ class WorkerProcess:
         timeout_s: float,
         *,
         marks: tuple[int, ...] = (),
+        loop: str | None = None,
     ) -> None:
         self._argv = [
             sys.executable,
@@ -197,6 +204,7 @@ class WorkerProcess:
             mode,
             f"--count={count}",
             f"--timeout={timeout_s}",
+            f"--loop={loop or system.loop}",
         ]
         if concurrency is not None:
             self._argv.append(f"--concurrency={concurrency}")
@@ -212,7 +220,10 @@ class WorkerProcess:
     async def start(self) -> None:
         """Spawn the worker and return once it listens."""
         self._process = await asyncio.create_subprocess_exec(
-            *self._argv, stdout=asyncio.subprocess.PIPE, stderr=self._stderr
+            *self._argv,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=self._stderr,
+            limit=_LINE_LIMIT,
         )
         line = await self._line()
         if line != "READY":

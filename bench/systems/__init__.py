@@ -11,11 +11,14 @@ redis-server), so all three see the same workloads in the same order.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from importlib import import_module
-from typing import Protocol, TypedDict
+from typing import Protocol, TypedDict, TypeVar
 
 import asyncpg
+
+T = TypeVar("T")
 
 
 class Payload(TypedDict):
@@ -27,6 +30,10 @@ class Payload(TypedDict):
 
 OnJob = Callable[[int, float], None]
 """Called by the no-op job body with its payload's ``n`` and ``t0``."""
+
+OnClaim = Callable[[float], None]
+"""Called with the seconds each of the worker's claim statements took (ferry: its settle
+and claim round trip; pgqueuer: its dequeue)."""
 
 
 class Producer(Protocol):
@@ -74,6 +81,9 @@ class System(Protocol):
     """One queue library as the benchmark drives it."""
 
     name: str
+    loop: str
+    """The event loop its worker runs on by default: ``uvloop`` for the systems whose own
+    command runs on it when installed (ferry, pgqueuer), else ``asyncio``."""
 
     async def install(self, dsn: str) -> None:
         """Create the system's schema in the (fresh) database ``dsn``."""
@@ -96,10 +106,12 @@ class System(Protocol):
         on_job: OnJob,
         ready: asyncio.Event,
         stop: asyncio.Event,
+        on_claim: OnClaim | None = None,
     ) -> None:
         """Run the system's own worker until ``stop`` is set; set ``ready`` once it listens.
 
-        ``None`` for ``concurrency`` or ``batch_size`` means the system's own default.
+        ``None`` for ``concurrency`` or ``batch_size`` means the system's own default;
+        ``on_claim``, where given, times each claim statement of the worker.
         """
 
 
@@ -117,6 +129,19 @@ _SYSTEMS = {
 """Every system ``--systems`` may name (``ferry-sqlite-normal``: synchronous=NORMAL)."""
 
 KNOWN_SYSTEMS = tuple(_SYSTEMS)
+
+
+def timed(call: Callable[..., Awaitable[T]], on_claim: OnClaim) -> Callable[..., Awaitable[T]]:
+    """``call``, reporting how long each call took to ``on_claim``."""
+
+    async def timed_call(*args: object, **kwargs: object) -> T:
+        started = time.perf_counter()
+        try:
+            return await call(*args, **kwargs)
+        finally:
+            on_claim(time.perf_counter() - started)
+
+    return timed_call
 
 
 def load_system(name: str) -> System:

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from pydantic import BaseModel
 
-from bench.systems import Counter, OnJob, Payload, QueryCounter
+from bench.systems import Counter, OnClaim, OnJob, Payload, QueryCounter, timed
 from ferry import job, set_job_driver
 from ferry._worker import job_worker
 from ferry.drivers import postgres_job_driver
@@ -63,6 +63,8 @@ class FerrySystem:
         driver_settings: str,
     ) -> None:
         self.name = name
+        self.loop = "uvloop"
+        """``ferry`` runs every command on uvloop when it is installed (``ferry[uvloop]``)."""
         self._build = build
         self._counter = counter
         self._driver_settings = driver_settings
@@ -98,10 +100,13 @@ class FerrySystem:
         on_job: OnJob,
         ready: asyncio.Event,
         stop: asyncio.Event,
+        on_claim: OnClaim | None = None,
     ) -> None:
         _hook[:] = [on_job]
         driver = self._build(dsn)
         await driver.open()
+        if on_claim is not None:
+            driver.settle_and_claim = timed(driver.settle_and_claim, on_claim)  # type: ignore[method-assign]
         worker = job_worker(
             driver=driver, jobs=[noop], concurrency=concurrency or _DEFAULT_CONCURRENCY
         )

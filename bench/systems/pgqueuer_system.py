@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import asyncpg
 from pgqueuer import AsyncpgDriver, Job, Queries, QueueManager
 
-from bench.systems import OnJob, Payload, QueryCounter
+from bench.systems import OnClaim, OnJob, Payload, QueryCounter, timed
 
 DEFAULT_BATCH_SIZE = 10
 """``QueueManager.run(batch_size=...)``'s default in pgqueuer 1.6.0."""
@@ -42,6 +42,7 @@ class PgqueuerSystem:
     """pgqueuer with its default (durable) tables."""
 
     name = "pgqueuer"
+    loop = "uvloop"
 
     async def install(self, dsn: str) -> None:
         connection = await asyncpg.connect(dsn)
@@ -73,9 +74,13 @@ class PgqueuerSystem:
         on_job: OnJob,
         ready: asyncio.Event,
         stop: asyncio.Event,
+        on_claim: OnClaim | None = None,
     ) -> None:
         connection = await asyncpg.connect(dsn)
-        manager = QueueManager(Queries(AsyncpgDriver(connection)))
+        queries = Queries(AsyncpgDriver(connection))
+        if on_claim is not None:
+            queries.dequeue = timed(queries.dequeue, on_claim)  # type: ignore[method-assign]
+        manager = QueueManager(queries)
 
         @manager.entrypoint("noop", concurrency_limit=concurrency or 0)
         async def noop(job: Job) -> None:

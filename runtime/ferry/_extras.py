@@ -19,6 +19,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "dashboard": ("starlette", "uvicorn", "jinja2", "python_multipart"),
     "mcp": ("mcp", "starlette", "uvicorn"),
     "embedded": ("pgserver",),
+    "uvloop": ("uvloop",),
 }
 """Each extra a feature asks for, and the modules it must make importable (the packages'
 import names). ``otel`` is not here: without opentelemetry-api no tracer provider can be

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from pydantic import BaseModel
@@ -85,6 +86,39 @@ async def cooperative(input: Onboard, step: Step, ctx: JobContext) -> None:
 async def stubborn(input: Onboard) -> None:
     """Never looks at its signal."""
     await asyncio.Event().wait()
+
+
+@job(
+    input=Onboard,
+    idempotency_key=lambda i: f"unstoppable:{i.org_id}",
+    timeout="30s",
+    retry=Retry(attempts=1),
+    name="conformance.unstoppable",
+)
+async def unstoppable(input: Onboard) -> str:
+    """Never looks at its signal and swallows the cancel that follows, until its gate opens;
+    then returns as if nothing had happened."""
+    gate = gates.setdefault("unstoppable", asyncio.Event())
+    while not gate.is_set():
+        with contextlib.suppress(asyncio.CancelledError):
+            await gate.wait()
+    unstoppable_ended.append(input.org_id)
+    return "finished anyway"
+
+
+unstoppable_ended: list[str] = []
+"""The ``unstoppable`` bodies that ended (after their attempt was given up)."""
+
+
+@job(input=Onboard, idempotency_key=lambda i: f"own-task:{i.org_id}", name="conformance.own-task")
+async def in_its_own_task(input: Onboard) -> bool:
+    """Uses asyncio.timeout, which cancels the task it runs in when it expires."""
+    try:
+        async with asyncio.timeout(0):
+            await asyncio.Event().wait()
+    except TimeoutError:
+        return True
+    return False
 
 
 @job(input=Onboard, idempotency_key=lambda i: f"progress:{i.org_id}", name="conformance.progress")

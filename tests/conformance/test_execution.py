@@ -12,12 +12,20 @@ from ferry._clock import FrozenClock
 from ferry._jobs.execute import execute_job
 from ferry._jobs.observer import ExecutionReport
 from ferry._jobs.signal import AbortSignal
-from ferry.drivers.protocol import ClaimedJob, ClaimOptions
+from ferry.drivers.protocol import AckOptions, ClaimedJob, ClaimOptions, JobDriver, NackOptions
 from ferry.testing import Harness
 
 from . import jobs_fixture
 from .jobs_fixture import effects, flaky, keyed, settled, strict
-from .jobs_steps import cooperative, drained_mid_step, gates, stubborn
+from .jobs_steps import (
+    cooperative,
+    drained_mid_step,
+    gates,
+    in_its_own_task,
+    stubborn,
+    unstoppable,
+    unstoppable_ended,
+)
 
 LEASE = 120_000
 """Longer than any timeout here, so no heartbeat falls due while a test jumps the clock."""
@@ -129,6 +137,56 @@ async def test_a_body_that_ignores_the_timeout_is_abandoned_after_the_grace_peri
     assert report.duration_ms == 35_000, "abandoned only once the grace period ran out"
     run = await harness.driver.introspect.get_run(job_id)
     assert run is not None and run.summary.state == "dead"
+
+
+async def test_a_body_that_swallows_the_cancel_is_given_up_and_its_late_end_changes_nothing(
+    harness: Harness, clock: FrozenClock
+) -> None:
+    unstoppable_ended.clear()
+    job_id = (await unstoppable.enqueue({"org_id": "o"})).job_id
+    started = clock.now_ms()
+    settles = _Recorded(harness.driver)
+    running = asyncio.create_task(execute(harness, await claim_one(harness), settler=settles))
+    await eventually(
+        lambda: clock.next_deadline_ms() == started + 30_000, what="the timeout's timer"
+    )
+    clock.advance("30s")
+    await eventually(
+        lambda: clock.next_deadline_ms() == started + 35_000, what="the grace period's timer"
+    )
+    clock.advance("5s")
+    report = await running  # the body is still going: it swallowed the cancel
+    assert (report.outcome, report.code) == ("dead", "X_TIMEOUT")
+    assert settles.sent == ["nack:dead"]
+    gates["unstoppable"].set()  # the body ends after all, with a result
+    await eventually(lambda: unstoppable_ended == ["o"], what="the given-up body to end")
+    assert settles.sent == ["nack:dead"], "its ending sent no settle"
+    run = await harness.driver.introspect.get_run(job_id)
+    assert run is not None and run.summary.state == "dead" and run.result is None
+
+
+class _Recorded:
+    """The driver as a settler, recording each settle it is sent."""
+
+    def __init__(self, driver: JobDriver) -> None:
+        self._driver = driver
+        self.sent: list[str] = []
+
+    async def ack(self, job_id: str, options: AckOptions) -> bool:
+        self.sent.append("ack")
+        return await self._driver.ack(job_id, options)
+
+    async def nack(self, job_id: str, options: NackOptions) -> bool:
+        self.sent.append(f"nack:{options.outcome}")
+        return await self._driver.nack(job_id, options)
+
+
+async def test_a_body_runs_in_its_attempts_own_task(harness: Harness) -> None:
+    job_id = (await in_its_own_task.enqueue({"org_id": "o"})).job_id
+    report = await execute(harness, await claim_one(harness))
+    assert report.outcome == "completed"
+    run = await harness.driver.introspect.get_run(job_id)
+    assert run is not None and run.result is True, "asyncio.timeout cancelled the body's task"
 
 
 async def test_a_drained_body_is_interrupted_uncounted_and_resumes_from_its_last_step(

@@ -102,6 +102,40 @@ async def test_a_finished_run_frees_its_capacity_and_its_settle_carries_the_next
     assert trips[:3] == [([], 1, [a]), ([a], 1, [b]), ([b], 1, [])]
 
 
+async def test_the_next_claim_goes_out_while_the_last_trip_is_still_out(
+    harness: Harness, driver: JobDriver
+) -> None:
+    real = driver.settle_and_claim
+    answer_first = asyncio.Event()
+    out: list[int] = []  # how many trips were out as each one left, itself included
+    limits: list[int] = []
+    in_flight = 0
+
+    async def first_held(
+        settles: Sequence[Settle], options: ClaimOptions
+    ) -> tuple[list[bool], list[ClaimedJob]]:
+        nonlocal in_flight
+        in_flight += 1
+        out.append(in_flight)
+        limits.append(options.limit)
+        try:
+            if len(limits) == 1:
+                await answer_first.wait()  # a slow answer: the first trip stays out
+            return await real(settles, options)
+        finally:
+            in_flight -= 1
+
+    driver.settle_and_claim = first_held  # type: ignore[method-assign]
+    await noop.enqueue_many([{"id": str(n)} for n in range(4)])
+    async with started(driver, jobs=[noop], concurrency=4):
+        await eventually(lambda: len(limits) >= 2, what="a second trip")
+        # Each trip claims its share of the concurrency, so the second went out with the
+        # capacity the first could not fill, while the first was still out.
+        assert limits[:2] == [2, 2] and out[:2] == [1, 2]
+        answer_first.set()
+        await eventually(lambda: effects["noop"] == 4, what="every run ran")
+
+
 async def test_a_short_backoff_runs_when_it_falls_due_not_at_the_idle_poll(
     harness: Harness, driver: JobDriver, clock: FrozenClock
 ) -> None:

@@ -8,7 +8,9 @@ started on a free port (``support.redis_server``) — and each test gets a key p
 own (``redis_prefix``; ``new_redis_prefix()`` for more). ``clock`` is frozen
 unless a suite overrides it (the process suites run on the ``SystemClock``); ``driver`` is
 the Postgres driver on both, opened (the conformance suite overrides it with every driver
-in ``support.drivers.DRIVERS``); ``harness`` cranks a real worker over that driver.
+in ``support.drivers.DRIVERS``); ``harness`` cranks a real worker over that driver. Every
+async test runs on the event loop ``FERRY_EVENT_LOOP`` names (``asyncio``, the default
+here, or ``uvloop``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from types import ModuleType
 import asyncpg
 import pytest
 
+from ferry import _event_loop as event_loop
 from ferry._clock import Clock, FrozenClock
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers.protocol import JobDriver
@@ -40,6 +43,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "driver_options(**options): the options the test's drivers are built with"
     )
+    # The suite runs on asyncio's own loop unless FERRY_EVENT_LOOP=uvloop says otherwise;
+    # the processes the tests start (ferry worker, …) inherit the choice.
+    os.environ.setdefault(event_loop.ENV, "asyncio")
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
+    """Every async test and fixture runs on the loop ``FERRY_EVENT_LOOP`` chooses."""
+    return {event_loop.chosen_loop(): event_loop.loop_factory()}
 
 
 @pytest.fixture(scope="session")

@@ -11,20 +11,18 @@ import pytest
 from ferry._cli import main
 
 
-def _interrupted(coroutine: Any, **_: Any) -> None:
-    coroutine.close()
-    raise KeyboardInterrupt  # what asyncio.run raises once Ctrl-C cancelled the command
+def _interrupted(main: Any, **_: Any) -> None:
+    raise KeyboardInterrupt  # what the loop's run raises once Ctrl-C cancelled the command
 
 
-def _connection_lost(coroutine: Any, **_: Any) -> None:
-    coroutine.close()
+def _connection_lost(main: Any, **_: Any) -> None:
     raise asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation")
 
 
 def test_ctrl_c_ends_a_command_with_exit_130_and_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("asyncio.run", _interrupted)
+    monkeypatch.setattr("ferry._event_loop.run", _interrupted)
     assert main(["jobs", "show", "1", "--database-url", "postgresql://h/db"]) == 130
     assert capsys.readouterr().err == "ferry jobs show: interrupted\n"
 
@@ -32,7 +30,7 @@ def test_ctrl_c_ends_a_command_with_exit_130_and_one_line(
 def test_a_database_lost_mid_command_is_x_db_unreachable_in_the_envelope(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("asyncio.run", _connection_lost)
+    monkeypatch.setattr("ferry._event_loop.run", _connection_lost)
     url = "postgresql://app:s3cret@db/app"
     assert main(["jobs", "ls", "--json", "--database-url", url]) == 1
     out = capsys.readouterr().out

@@ -41,7 +41,7 @@ def test_the_command_line_starts_without_the_dashboard_or_the_mcp_sdk() -> None:
 def test_every_extra_of_the_code_is_an_extra_of_the_distribution() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    named = {"sqlite", "redis", "dashboard", "mcp", "embedded", "otel"}
+    named = {"sqlite", "redis", "dashboard", "mcp", "embedded", "otel", "uvloop"}
     assert set(EXTRAS) <= named <= set(extras)
     core = " ".join(project["dependencies"])
     for name in ("starlette", "uvicorn", "jinja2", "redis", "pgserver", "mcp", "opentelemetry"):

@@ -7,10 +7,10 @@ parsers and binds a handler ``async (args) -> Outcome``; this module only dispat
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
 
+from ferry import _event_loop as event_loop
 from ferry._cli import (
     admin_command,
     dev_command,
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_level, "text")
     command = " ".join(args.command_path)
     try:
-        outcome: Outcome = asyncio.run(args.handler(args))
+        outcome: Outcome = event_loop.run(lambda: args.handler(args))
     except FerryError as refused:
         outcome = Outcome.refused(command, refused)
     except KeyboardInterrupt:

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from ferry._jobs.context import JobContext
 from ferry._jobs.definition import JobDefinition, Settled
-from ferry._jobs.heartbeat import LeaseKeeper
+from ferry._jobs.heartbeat import HeldLease, LeaseKeeper
 from ferry._jobs.observer import REPORTED, ExecutionObserver, ExecutionOutcome, ExecutionReport
 from ferry._jobs.policy import Caps
 from ferry._jobs.registry import resolve_job
@@ -72,7 +72,8 @@ async def execute_job(
     ``settler``, e.g. a worker's batch that settles many runs in one statement).
 
     ``leases`` renews the run's lease while its body runs (a worker passes the one keeper
-    renewing all its runs); without it the run gets a keeper of its own."""
+    renewing all its runs); without it the run gets a keeper of its own. A caller that stops
+    waiting (cancelled) abandons the attempt: nothing of it settles, its lease lapses."""
     own_keeper = leases is None
     keeper = leases or LeaseKeeper(
         driver,
@@ -81,7 +82,7 @@ async def execute_job(
         interval_ms=heartbeat_interval_ms or max(lease_ms // 3, 1),
         clock=driver.clock,
     )
-    run = _Execution(
+    execution = Execution(
         claimed,
         driver=driver,
         settler=settler or driver,
@@ -93,19 +94,15 @@ async def execute_job(
         keeper=keeper,
         caps=caps,
     )
+    report = execution.start(resolve(claimed.name))
     try:
-        if tracing():
-            with execution_span(claimed) as record_outcome:
-                report = await run.execute(resolve(claimed.name))
-                record_outcome(report)
-        else:
-            report = await run.execute(resolve(claimed.name))
+        return await asyncio.shield(report)
+    except asyncio.CancelledError:
+        execution.abandon()
+        raise
     finally:
-        run.signal.detach()  # the worker's signal keeps nothing of a run that ended
         if own_keeper:
             await keeper.close()
-    run.observer.execution_finished(report)
-    return report
 
 
 class Settler(Protocol):
@@ -117,12 +114,24 @@ class Settler(Protocol):
     async def nack(self, job_id: str, options: NackOptions) -> bool: ...
 
 
-class _Execution:
-    """One attempt from its claim to its settle; also the ``LeaseHolder`` of its run."""
+class Execution:
+    """One attempt from its claim to its settle; also the ``LeaseHolder`` of its run.
+
+    ``start`` runs it in *one* task, the body awaited inside it (so ``current_task()``,
+    ``asyncio.timeout`` and context variables in the body are the run's own), and answers
+    the ``report`` future, resolved once the attempt's settle is answered. A body that
+    outlives a self-ending abort's grace period (a timeout, a lost lease, a cancel) is given
+    up: the grace timer's task settles the attempt without it and cancels it. ``abandon``
+    (a drain's deadline, a caller that stops waiting) settles nothing.
+    """
 
     __slots__ = (
-        "_ended",
+        "_abandoned",
+        "_definition",
+        "_given_up",
         "_grace",
+        "_lease",
+        "_parsed",
         "caps",
         "claimed",
         "clock",
@@ -131,9 +140,11 @@ class _Execution:
         "lease_ms",
         "observer",
         "progress",
+        "report",
         "settler",
         "signal",
         "started_ms",
+        "task",
         "timeout_grace_ms",
         "worker_id",
     )
@@ -166,12 +177,69 @@ class _Execution:
         self.started_ms = self.clock.now_ms()
         self.progress: Progress | None = None
         """What the body last reported through ``progress(current, total)``."""
-        self._ended: asyncio.Future[None] | None = None
         self._grace: asyncio.Task[None] | None = None
+        self._lease: HeldLease | None = None
+        self._definition: JobDefinition[Any, Any] | None = None
+        self._parsed: Any = None
+        self._given_up = False
+        """The grace period after a self-ending abort ran out: the grace task settles."""
+        self._abandoned = False
+        """Nobody waits for the attempt any more: nothing of it settles."""
+        self.report: asyncio.Future[ExecutionReport]
+        self.task: asyncio.Task[None]
 
     @property
     def job_id(self) -> str:
         return self.claimed.id
+
+    def start(self, definition: JobDefinition[Any, Any] | None) -> asyncio.Future[ExecutionReport]:
+        """Run the attempt in a task of its own; answers ``report``."""
+        loop = asyncio.get_running_loop()
+        self.report = loop.create_future()
+        self.task = loop.create_task(self._run(definition))
+        return self.report
+
+    def abandon(self) -> None:
+        """Stop waiting for the attempt: nothing of it settles (its lease lapses and the
+        attempt counts), the body is cancelled and ``report`` is cancelled."""
+        self._abandoned = True
+        self.task.cancel()
+        if self._grace is not None:
+            self._grace.cancel()
+        if self._lease is not None:
+            self.keeper.drop(self._lease)
+            self._lease = None
+        if not self.report.done():
+            self.report.cancel()
+        self.signal.detach()
+
+    async def _run(self, definition: JobDefinition[Any, Any] | None) -> None:
+        try:
+            if tracing():
+                with execution_span(self.claimed) as record_outcome:
+                    report = await self.execute(definition)
+                    record_outcome(report)
+            else:
+                report = await self.execute(definition)
+        except asyncio.CancelledError:
+            if not (self._abandoned or self._given_up):
+                self.abandon()  # cancelled from outside (the loop closing): settle nothing
+            return
+        except Exception as crashed:  # the settle's statement failed: the lease lapses
+            self._end(crashed)
+            return
+        self._end(report)
+
+    def _end(self, outcome: ExecutionReport | BaseException) -> None:
+        """Answer ``report`` (once) and let go of the worker's signal."""
+        self.signal.detach()  # the worker's signal keeps nothing of a run that ended
+        if self.report.done():
+            return
+        if isinstance(outcome, BaseException):
+            self.report.set_exception(outcome)
+        else:
+            self.observer.execution_finished(outcome)
+            self.report.set_result(outcome)
 
     def report_progress(self, current: int, total: int) -> None:
         """The ``progress`` a body receives."""
@@ -187,7 +255,8 @@ class _Execution:
             )
             return await self._nack("deferred", error, self.clock.now_ms() + self.lease_ms)
         try:
-            parsed = definition.input_model.model_validate(claimed.payload)
+            # The stored JSON text is validated as it is: no decoded dict in between.
+            parsed = definition.input_model.model_validate_json(claimed.payload_json)
         except ValidationError as invalid:
             error = FerryError(
                 "X_VALIDATION",
@@ -257,42 +326,44 @@ class _Execution:
         return await self._nack("deferred", error, self.clock.now_ms() + BUSY_RETRY_MS)
 
     async def _run_body(self, definition: JobDefinition[Any, Any], parsed: Any) -> ExecutionReport:
-        loop = asyncio.get_running_loop()
         # A coroutine: JobDefinition refuses a body that is not `async def`.
         coroutine = cast(
             "Coroutine[Any, Any, Any]", definition.body(**self._arguments(definition, parsed))
         )
-        body: asyncio.Task[Any] = loop.create_task(coroutine)
-        # Set when the body ends, or when its grace after a self-ending abort (timeout, lost
-        # lease, cancel) runs out: a listener and a future per run, no watcher task.
-        ended: asyncio.Future[None] = loop.create_future()
-        self._ended = ended
-        body.add_done_callback(self._body_done)
         timer = (
             asyncio.create_task(self._time_out(definition.timeout_ms))
             if definition.timeout_ms is not None
             else None
         )
+        self._definition, self._parsed = definition, parsed  # the grace task's, if it must
         self.signal.add_listener(self._aborted)
-        lease = self.keeper.hold(self)
+        lease = self._lease = self.keeper.hold(self)
+        result: Any = None
+        error: BaseException | None = None
         try:
-            await ended
-        except asyncio.CancelledError:
-            # The worker stopped waiting (drain deadline): abandon without settling, so
-            # the lease lapses and the attempt counts.
-            body.cancel()
-            self.keeper.drop(lease)
-            raise
+            result = await coroutine
+        except asyncio.CancelledError as cancelled:
+            if self._abandoned or self._given_up:
+                raise  # whoever gave up on the body decides (or nobody does)
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # this task was cancelled from outside: _run abandons it
+            error = cancelled  # the body's own: what it awaited was cancelled
+        except Exception as raised:
+            error = raised
         finally:
             self.signal.remove_listener(self._aborted)
-            for task in (timer, self._grace):
-                if task is not None:
-                    task.cancel()
+            if timer is not None:
+                timer.cancel()
+            if self._grace is not None and not self._given_up:
+                self._grace.cancel()
+        if self._given_up or self._abandoned:
+            # A body that swallowed the cancel and ended after all: it was given up on, so
+            # its ending changes nothing (the grace task, or nobody, settles).
+            raise asyncio.CancelledError
         await self.keeper.release(lease)
-        if not body.done():
-            body.cancel()  # abandoned: not awaited, so a body that ignores cancel can't hang us
-            return await self._after_abort(definition, parsed, abandoned=True)
-        return await self._verdict(definition, parsed, body)
+        self._lease = None  # the lease points back here: no cycle left for the collector
+        return await self._verdict(definition, parsed, result, error)
 
     def _arguments(self, definition: JobDefinition[Any, Any], parsed: Any) -> dict[str, Any]:
         """The keyword arguments the body declares, and only those (a body that takes only
@@ -334,23 +405,18 @@ class _Execution:
                 arguments[name] = claimed.attempt
         return arguments
 
-    def _body_done(self, body: asyncio.Task[Any]) -> None:
-        self._stop_waiting()
-
-    def _stop_waiting(self) -> None:
-        if self._ended is not None and not self._ended.done():
-            self._ended.set_result(None)
-
     def _aborted(self, reason: FerryError) -> None:
         if reason.code in _ABANDON_ON and self._grace is None:  # a drain: the worker's deadline
             self._grace = asyncio.create_task(self._end_after_grace())
 
     async def _verdict(
-        self, definition: JobDefinition[Any, Any], parsed: Any, body: asyncio.Task[Any]
+        self,
+        definition: JobDefinition[Any, Any],
+        parsed: Any,
+        returned: Any,
+        error: BaseException | None,
     ) -> ExecutionReport:
-        error = body.exception() if not body.cancelled() else asyncio.CancelledError()
         if error is None:
-            returned = body.result()
             try:
                 result = stored_result(
                     definition, returned, max_bytes=self.driver.max_payload_bytes
@@ -497,9 +563,20 @@ class _Execution:
         )
 
     async def _end_after_grace(self) -> None:
-        """Stop waiting for the body once it has had its grace period after the abort."""
+        """Once the body has had its grace period after the abort, give it up: settle the
+        attempt without it (it hears a cancel, and whatever it does next changes nothing)."""
         await self.clock.sleep_ms(self.timeout_grace_ms)
-        self._stop_waiting()
+        self._given_up = True
+        self.task.cancel()
+        try:
+            assert self._lease is not None and self._definition is not None
+            await self.keeper.release(self._lease)
+            self._lease = None
+            report = await self._after_abort(self._definition, self._parsed, abandoned=True)
+        except Exception as crashed:
+            self._end(crashed)
+            return
+        self._end(report)
 
     def heartbeat_failed(self, error: str) -> None:
         logger.warning(

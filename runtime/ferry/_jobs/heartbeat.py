@@ -93,10 +93,13 @@ class LeaseKeeper:
 
     def hold(self, holder: LeaseHolder) -> HeldLease:
         """Renew ``holder``'s lease from the next interval on, until released or lost."""
-        held = HeldLease(holder, self._clock.now_ms())
+        now = self._clock.now_ms()
+        held = HeldLease(holder, now)
         self._held[held] = None
         if self._loop is None:
-            self._loop = asyncio.create_task(self._run(), name="ferry-heartbeat")
+            # The first round is due an interval after this hold, however late the loop's
+            # task gets to run (the clock may have moved by then).
+            self._loop = asyncio.create_task(self._run(now), name="ferry-heartbeat")
         return held
 
     async def release(self, held: HeldLease) -> None:
@@ -121,14 +124,16 @@ class LeaseKeeper:
                 await loop
         self._held.clear()
 
-    async def _run(self) -> None:
-        """Renew every interval while anything is held; with nothing held, end (the next
-        ``hold`` starts a new loop), so an idle worker keeps no timer."""
+    async def _run(self, started_ms: int) -> None:
+        """Renew every interval from ``started_ms`` while anything is held; with nothing
+        held, end (the next ``hold`` starts a new loop), so an idle worker keeps no timer."""
+        due_ms = started_ms + self._interval_ms
         try:
             while self._held:
-                await self._clock.sleep_ms(self._interval_ms)
+                await self._clock.sleep_ms(due_ms - self._clock.now_ms())
                 if self._held:
                     await self._round(list(self._held))
+                due_ms = self._clock.now_ms() + self._interval_ms
         finally:
             if self._loop is asyncio.current_task():
                 self._loop = None

@@ -68,15 +68,13 @@ class Drain:
         await clock.sleep_ms(int(self.seconds * 1000))
         self.deadline.set()
 
-    async def wait_for(self, held: Collection[asyncio.Task[Any]]) -> list[asyncio.Task[Any]]:
-        """Wait for ``held`` until the deadline (none without a drain); answers the abandoned.
-
-        The abandoned are cancelled here and awaited, so nothing of theirs runs after this.
-        """
+    async def wait_for(self, held: Collection[asyncio.Future[Any]]) -> list[asyncio.Future[Any]]:
+        """Wait for ``held`` (each attempt's report) until the deadline (none without a
+        drain); answers those still pending then, for the caller to abandon."""
         deadline = asyncio.ensure_future(self.deadline.wait())
         try:
-            while any(not task.done() for task in held):
-                pending = [task for task in held if not task.done()]
+            while any(not report.done() for report in held):
+                pending = [report for report in held if not report.done()]
                 await asyncio.wait({*pending, deadline}, return_when=asyncio.FIRST_COMPLETED)
                 if deadline.done():
                     break
@@ -84,9 +82,4 @@ class Drain:
             deadline.cancel()
             if self._timer is not None:
                 self._timer.cancel()
-        abandoned = [task for task in held if not task.done()]
-        for task in abandoned:
-            task.cancel()
-        if abandoned:
-            await asyncio.gather(*abandoned, return_exceptions=True)
-        return abandoned
+        return [report for report in held if not report.done()]

@@ -1,13 +1,15 @@
 """``job_worker(...)``: the process a platform team runs by the dozen.
 
-Claiming, running and settling overlap. One loop owns every round trip to the queue: it
-takes the verdicts that runs submitted since its last trip (``SettleQueue``) and the claim
-for the capacity free now, and sends both in one ``driver.settle_and_claim`` — so a burst
-of finished runs is settled and replaced in one statement while the other bodies run. A
-run frees its capacity the moment its body ends and its verdict is submitted, not when
-the settle lands; it stays *held* until the settle's answer arrives (``on_settled``, the
-report and a drain all wait for that). One ``LeaseKeeper`` renews every held lease in one
-statement per heartbeat interval.
+Claiming, running and settling overlap. One loop decides every round trip to the queue:
+it takes the verdicts that runs submitted since the last trip (``SettleQueue``) and the
+claim for the capacity free now, and sends both in one ``driver.settle_and_claim`` — so a
+burst of finished runs is settled and replaced in one statement while the other bodies run
+— with up to ``TRIPS_IN_FLIGHT`` trips out at once, so the next batch's claim travels while
+the last batch's settle does. A run frees its capacity the moment its body ends and its
+verdict is submitted, not when the settle lands; it stays *held* until the settle's answer
+arrives (``on_settled``, the report and a drain all wait for that). Each attempt is one
+task (``Execution``). One ``LeaseKeeper`` renews every held lease in one statement per
+heartbeat interval.
 
 A claim that comes back short means nothing else is due: the loop then sleeps until an
 enqueue wakes it (the driver's wake), a run it knows of becomes due (its own nacks'
@@ -34,7 +36,7 @@ from ferry._aio import first_of
 from ferry._identity import new_worker_id
 from ferry._jobs.declaration import JobHandle, declared_jobs
 from ferry._jobs.definition import JobDefinition
-from ferry._jobs.execute import execute_job, unenforceable
+from ferry._jobs.execute import DEFAULT_TIMEOUT_GRACE_MS, Execution, unenforceable
 from ferry._jobs.facade import current_job_driver
 from ferry._jobs.heartbeat import LeaseKeeper
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
@@ -53,6 +55,9 @@ logger = logging.getLogger("ferry.worker")
 
 CLAIM_BACKOFF_MS = (100, 5_000)
 """First and largest pause after a failed claim (doubling in between)."""
+
+TRIPS_IN_FLIGHT = 2
+"""Round trips a worker keeps out at once, each on a connection of its own."""
 
 DEFAULT_STATS_INTERVAL_MS = 15_000
 """How often the queue-depth gauge is sampled from ``driver.stats()``."""
@@ -99,10 +104,12 @@ class JobWorker:
         self.signal = AbortSignal()
         self._drain = Drain(self.worker_id, self.signal, drain_seconds)
         self._stats_interval_ms = stats_interval_ms
-        self._held: dict[asyncio.Task[Any], ClaimedJob] = {}
-        """Every run not yet settled (its body may have ended): what a drain waits for."""
-        self._bodies: dict[str, asyncio.Task[Any]] = {}
-        """Runs whose body has not ended, by id: what counts against ``concurrency``."""
+        self._held: dict[asyncio.Future[ExecutionReport], Execution] = {}
+        """Every attempt not yet settled, by its report (its body may have ended): what a
+        drain waits for."""
+        self._bodies: dict[str, Execution] = {}
+        """Attempts whose body has not ended, by run id: what counts against
+        ``concurrency``."""
         self._settles = SettleQueue(on_submit=self._body_ended)
         self._due = DueInstants()
         self._nudge = asyncio.Event()
@@ -113,6 +120,16 @@ class JobWorker:
         self._loop: asyncio.Task[None] | None = None
         self._short = False
         """The last claim came back short: claim again only once woken."""
+        self._share = max(1, -(-concurrency // TRIPS_IN_FLIGHT))
+        """The most one trip claims: its share of the concurrency."""
+        self._trips = 0
+        """Round trips out now."""
+        self._reserved = 0
+        """Capacity the claims of the trips out now may fill."""
+        self._sending: set[asyncio.Task[None]] = set()
+        self._failures = 0
+        """Claims failed in a row (their backoff doubles)."""
+        self._backing_off = False
         self._background: list[asyncio.Task[None]] = []
         self._teardown: asyncio.Task[None] | None = None
         self._by_name: dict[str, JobDefinition[Any, Any]] = {}
@@ -171,9 +188,9 @@ class JobWorker:
         if free <= 0:
             return 0
         claimed = await self.driver.claim(self._claim_options(free))
-        tasks = [self._spawn(run) for run in claimed]
-        while not all(task.done() for task in tasks):
-            await first_of(asyncio.wait(tasks), self._settles.arrived.wait())
+        reports = [self._spawn(run) for run in claimed]
+        while not all(report.done() for report in reports):
+            await first_of(asyncio.wait(reports), self._settles.arrived.wait())
             await self._settles.flush(self.driver.settle_many)
         return len(claimed)
 
@@ -242,8 +259,9 @@ class JobWorker:
     async def _wind_down(self) -> None:
         # The round-trip loop claims no more but keeps settling what the held runs submit.
         held = dict(self._held)
-        for task in await self._drain.wait_for(list(held)):
-            self._report_abandoned(held[task])
+        for report in await self._drain.wait_for(list(held)):
+            held[report].abandon()
+            self._report_abandoned(held[report].claimed)
         if self._loop is not None:
             # Whatever ended the loop, it is over once nothing is held or waits to settle.
             await asyncio.gather(self._loop, return_exceptions=True)
@@ -282,41 +300,42 @@ class JobWorker:
         )
 
     async def _round_trips(self) -> None:
-        """Every round trip of the hot path, one at a time: the verdicts submitted since the
-        last one and the claim for the capacity free now, in one statement.
+        """Every round trip of the hot path: the verdicts submitted since the last one and
+        the claim for the capacity free now, in one statement, with up to
+        ``TRIPS_IN_FLIGHT`` of them out at once (each on a connection of its own).
 
-        One at a time, as large as the freed capacity: a round trip's fixed cost (waking the
-        server's backend and this process again) is most of its cost, so two half-size trips
-        in flight cost more than one — measured, on a 2-core machine, as more CPU per job and
-        fewer jobs per second. Bodies still run while a trip is out."""
+        With one trip out, the worker waits for the server and the server for the worker:
+        the next batch's claim goes out while the last batch's settle is still travelling.
+        A trip claims at most its share of the concurrency (``_share``), so the runs one
+        trip brings back free the capacity the next one claims; while a trip is out, a
+        second one goes only when it carries a share's worth (a round trip's fixed cost is
+        most of its cost), and a lone settle never waits for company when none is out."""
         wake = self.driver.wake()
-        failures = 0
         try:
             while True:
                 self._nudge.clear()  # what follows sees everything that nudged before this
                 stopping = self._stopping.is_set()
-                free = self.concurrency - len(self._bodies)
-                claiming = not stopping and free > 0 and (not self._short or self._settles.pending)
-                if not claiming and not self._settles.pending:
-                    if stopping and not self._held:
-                        return
-                    await self._idle(wake, free=free, stopping=stopping)
+                free = self.concurrency - len(self._bodies) - self._reserved
+                claim = (
+                    min(free, self._share)
+                    if not stopping
+                    and not self._backing_off
+                    and (not self._short or self._settles.pending)
+                    else 0
+                )
+                pending = self._settles.pending
+                if self._trips < TRIPS_IN_FLIGHT and (
+                    (self._trips == 0 and (pending or claim > 0))
+                    or max(pending, claim) >= self._share
+                ):
+                    self._launch(claim)
                     continue
-                options = self._claim_options(free) if claiming else None
-                try:
-                    claimed = await self._trip(self._settles.take(), options)
-                except Exception as error:  # the database restarting must not end the worker
-                    if options is not None:
-                        failures += 1
-                        await self._claim_failed(error, failures)
-                    continue  # the settles' runs lapse and are redelivered: at-least-once
-                if options is not None:
-                    failures = 0
-                    for run in claimed:
-                        self._spawn(run)
-                    # A short batch means nothing else was due: claiming again at once would
-                    # come back empty.
-                    self._short = len(claimed) < options.limit
+                if stopping and not self._held and not self._trips:
+                    return
+                if self._trips:
+                    await self._nudge.wait()  # a trip's answer, a verdict, a run ending
+                else:
+                    await self._idle(wake, free=free, stopping=stopping)
         finally:
             # Nobody will send what still waits: its runs hear so instead of waiting forever.
             if self._settles.pending:
@@ -327,6 +346,43 @@ class JobWorker:
                         "nothing to fix — the runs' leases lapse and they are redelivered",
                     )
                 )
+
+    def _launch(self, claim: int) -> None:
+        """Send what waits to settle and a claim of ``claim`` runs (0: none) as one trip."""
+        options = self._claim_options(claim) if claim > 0 else None
+        self._trips += 1
+        self._reserved += claim
+        trip = asyncio.create_task(self._send(self._settles.take(), options))
+        self._sending.add(trip)
+        trip.add_done_callback(self._sending.discard)
+
+    async def _send(self, batch: SettleBatch, options: ClaimOptions | None) -> None:
+        """One trip out and back: spawn what it claimed; a failed claim backs off."""
+        reserved = options.limit if options is not None else 0
+        try:
+            claimed = await self._trip(batch, options)
+        except Exception as error:  # the database restarting must not end the worker
+            self._reserved -= reserved
+            if options is not None:
+                self._failures += 1
+                self._backing_off = True
+                try:
+                    await self._claim_failed(error, self._failures)
+                finally:
+                    self._backing_off = False
+            # The settles' runs lapse and are redelivered: at-least-once.
+            return
+        finally:
+            self._trips -= 1
+            self._nudge.set()
+        self._reserved -= reserved
+        if options is not None:
+            self._failures = 0
+            for run in claimed:
+                self._spawn(run)
+            # A short batch means nothing else was due: claiming again at once would come
+            # back empty.
+            self._short = len(claimed) < options.limit
 
     async def _trip(self, batch: SettleBatch, options: ClaimOptions | None) -> list[ClaimedJob]:
         """Send ``batch`` (and claim by ``options``) in one round trip; answers the claimed."""
@@ -396,44 +452,47 @@ class JobWorker:
             limits=self._limits,
         )
 
-    def _spawn(self, run: ClaimedJob) -> asyncio.Task[Any]:
-        task = asyncio.create_task(
-            execute_job(
-                run,
-                driver=self.driver,
-                worker_id=self.worker_id,
-                lease_ms=self.lease_ms,
-                parent_signal=self.signal,
-                observer=self.observer,
-                resolve=self._by_name.get,
-                settler=self._settles,
-                caps=self.caps,
-                leases=self._keeper,
-            ),
-            name=f"ferry-run-{run.id}",
+    def _spawn(self, run: ClaimedJob) -> asyncio.Future[ExecutionReport]:
+        execution = Execution(
+            run,
+            driver=self.driver,
+            settler=self._settles,
+            worker_id=self.worker_id,
+            lease_ms=self.lease_ms,
+            parent_signal=self.signal,
+            observer=self.observer,
+            timeout_grace_ms=DEFAULT_TIMEOUT_GRACE_MS,
+            keeper=self._keeper_or_fail(),
+            caps=self.caps,
         )
-        self._held[task] = run
-        self._bodies[run.id] = task
+        report = execution.start(self._by_name.get(run.name))
+        self._held[report] = execution
+        self._bodies[run.id] = execution
         self._set_in_flight()
-        task.add_done_callback(self._finished)
-        return task
+        report.add_done_callback(self._finished)
+        return report
+
+    def _keeper_or_fail(self) -> LeaseKeeper:
+        assert self._keeper is not None, "the worker is prepared before it claims"
+        return self._keeper
 
     def _body_ended(self, job_id: str) -> None:
         """A run submitted its verdict: its body is over, so its capacity is free now."""
         self._bodies.pop(job_id, None)
         self._nudge.set()
 
-    def _finished(self, task: asyncio.Task[Any]) -> None:
-        run = self._held.pop(task, None)
+    def _finished(self, report: asyncio.Future[ExecutionReport]) -> None:
+        execution = self._held.pop(report, None)
         self._nudge.set()
-        if run is not None and self._bodies.get(run.id) is task:
+        run = execution.claimed if execution is not None else None
+        if run is not None and self._bodies.get(run.id) is execution:
             del self._bodies[run.id]  # ended without a verdict (lease lost, abandoned)
         self._set_in_flight()
-        if not task.cancelled() and task.exception() is not None:
+        if not report.cancelled() and report.exception() is not None:
             logger.error(
                 "jobs.worker.execution-crashed",
                 extra={"job_id": run.id if run else None, "worker_id": self.worker_id},
-                exc_info=task.exception(),
+                exc_info=report.exception(),
             )
 
     def _set_in_flight(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import MISSING, Field, fields
+from operator import itemgetter
 from typing import Any, Protocol, TypeVar
 
 # The facade's own serialisation: a payload the facade already serialised is stored as it
@@ -93,14 +94,16 @@ RunValue = TypeVar("RunValue", RunSummary, RunDetail, RunStatus, ClaimedJob, Mov
 _READ: dict[str, Callable[[Row], Any]] = {
     "id": lambda row: str(row["id"]),
     "payload": lambda row: from_json_text(row["payload"]),
+    "payload_json": itemgetter("payload"),
     "result": lambda row: from_json_text(row["result"]),
-    "attempt": lambda row: row["attempts"],
+    "attempt": itemgetter("attempts"),
     "last_error": lambda row: job_error_of(row["last_error_code"], row["last_error_message"]),
     "progress": lambda row: progress_of(row["progress_current"], row["progress_total"]),
     "summary": lambda row: run_of(RunSummary, row),
 }
 """How a value's field reads its stored columns, where that is not the column of its name
-(``payload`` is JSON text, ``last_error`` two columns, ``attempt`` the ``attempts`` count)."""
+(``payload`` is JSON text, decoded but for a claimed run's ``payload_json``, ``last_error``
+two columns, ``attempt`` the ``attempts`` count)."""
 
 
 def run_of(kind: type[RunValue], row: Row, **given: Any) -> RunValue:
@@ -111,23 +114,41 @@ def run_of(kind: type[RunValue], row: Row, **given: Any) -> RunValue:
 
     This is the one place a run's columns become values: a new column is a field on the
     value type and the column in the statements (Redis: its hash field in
-    ``_redis.codec.columns_of``), and every driver reads it."""
-    return kind(
-        **{
-            f.name: given[f.name] if f.name in given else _READ.get(f.name, _column(f.name))(row)
+    ``_redis.codec.columns_of``), and every driver reads it. It runs once per claimed run
+    on the worker's hot path, so each value type's readers are worked out once."""
+    readers, optional = _PLANS.get(kind) or _plan(kind)
+    values = {name: given[name] if name in given else read(row) for name, read in readers}
+    for name in optional:
+        if name in given:
+            values[name] = given[name]
+        elif _has(row, name):
+            values[name] = row[name]
+    return kind(**values)
+
+
+_Plan = tuple[tuple[tuple[str, Callable[[Row], Any]], ...], tuple[str, ...]]
+_PLANS: dict[type[Any], _Plan] = {}
+"""Each value type's readers, worked out on its first row."""
+
+
+def _plan(kind: type[Any]) -> _Plan:
+    """The fields every row must give (no default, or a reader of their own), each with how
+    it is read; then the defaulted fields read only when the row (or ``given``) has them."""
+    plan = (
+        tuple(
+            (f.name, _READ.get(f.name, itemgetter(f.name)))
             for f in fields(kind)
-            if f.name in given or f.name in _READ or _required(f) or _has(row, f.name)
-        }
+            if f.name in _READ or _required(f)
+        ),
+        tuple(f.name for f in fields(kind) if f.name not in _READ and not _required(f)),
     )
+    _PLANS[kind] = plan
+    return plan
 
 
 def _required(f: Field[Any]) -> bool:
-    """A field with no default: every row must have its column."""
+    """A field with no default (nor a default factory): every row must have its column."""
     return f.default is MISSING and f.default_factory is MISSING
-
-
-def _column(name: str) -> Callable[[Row], Any]:
-    return lambda row: row[name]
 
 
 def _has(row: Row, name: str) -> bool:

@@ -23,6 +23,7 @@ lapses, and the next claim counts a new attempt — exactly the at-least-once co
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeAlias, runtime_checkable
@@ -159,14 +160,22 @@ class ClaimOptions:
     ignores it (and the worker refuses such jobs before claiming)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ClaimedJob:
-    """A run leased to one worker until ``lease_expires_at_ms``; ``attempt`` is 1-based."""
+    """A run leased to one worker until ``lease_expires_at_ms``; ``attempt`` is 1-based.
+
+    One is built per claimed run on the worker's hot path, so it is a plain slotted
+    dataclass (a frozen one pays an ``object.__setattr__`` per field), and it carries the
+    payload as the JSON text every store keeps: the worker validates that text itself
+    (pydantic's ``model_validate_json``), and ``payload`` decodes it only when something
+    reads it.
+    """
 
     id: str
     name: str
     queue: str
-    payload: JsonValue
+    payload_json: str
+    """The run's input as stored: JSON text."""
     idempotency_key: str
     attempt: int
     max_attempts: int
@@ -178,6 +187,11 @@ class ClaimedJob:
     lease_expires_at_ms: int
     slot_held: bool = False
     """The claim already took the run's concurrency slot (so execution need not)."""
+
+    @property
+    def payload(self) -> JsonValue:
+        """The run's input, decoded from ``payload_json``."""
+        return json.loads(self.payload_json)
 
 
 @dataclass(frozen=True, slots=True)

@@ -226,12 +226,12 @@ class PostgresJobDriver(DerivedCalls):
         now = self._clock.now_ms()
         if not sent and (options is None or options.limit <= 0):
             return [False] * len(settles), []
-        columns = array_columns(_settle_row(pk, settle, now) for pk, settle in sent) or _NO_SETTLES
+        batch = json_text([_settle_row(pk, settle, now) for pk, settle in sent])
         limits = options.limits if options is not None else {}
         keyed = (list(limits), list(limits.values())) if limits else ()
         rows = await pool.fetch(
             self._db.queries["settle_and_keyed_claim" if limits else "settle_and_claim"],
-            *columns,
+            batch,
             now,
             CANCELLED_BY_OPERATOR.code,
             CANCELLED_BY_OPERATOR.message,
@@ -242,13 +242,18 @@ class PostgresJobDriver(DerivedCalls):
             list(options.names) if options is not None and options.names is not None else None,
             *keyed,
         )
-        landed = {row["pk"] for row in rows if not row["claimed"]}
+        *claimed_rows, last = rows
+        landed = set(last["landed"])
+        lease_expires_at_ms = now + options.lease_ms if options is not None else 0
         return (
             [
                 pk is not None and pk in landed and first
                 for pk, first in zip(pks, firsts, strict=True)
             ],
-            [run_of(ClaimedJob, row) for row in rows if row["claimed"]],
+            [
+                run_of(ClaimedJob, row, lease_expires_at_ms=lease_expires_at_ms)
+                for row in claimed_rows
+            ],
         )
 
     async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
@@ -324,11 +329,6 @@ class PostgresJobDriver(DerivedCalls):
         return connection
 
 
-_SETTLE_COLUMNS = 12
-_NO_SETTLES: list[list[Any]] = [[] for _ in range(_SETTLE_COLUMNS)]
-"""The settle arrays of a round trip that settles nothing."""
-
-
 def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
     """One request as the ``enqueue`` statement's array elements, in parameter order."""
     return (
@@ -346,8 +346,9 @@ def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
 
 
 def _settle_row(pk: int, settle: AckOptions | NackOptions, now: int) -> tuple[Any, ...]:
-    """One settle of run ``pk`` as the ``settle`` statement's array elements, in order: the
-    decisions of ``ferry.drivers.settle`` and the values the run keeps."""
+    """One settle of run ``pk`` as an element of the ``_settle.sql`` batch, in order: the
+    decisions of ``ferry.drivers.settle`` and the values the run keeps (the result as the
+    JSON value it is)."""
     planned = transition(settle)
     decided = (
         pk,
@@ -359,8 +360,7 @@ def _settle_row(pk: int, settle: AckOptions | NackOptions, now: int) -> tuple[An
     )
     progress = progress_columns(settle.progress)
     if isinstance(settle, AckOptions):
-        result = "null" if settle.result is None else json_text(settle.result)
-        return (*decided, None, result, None, None, *progress)
+        return (*decided, None, settle.result, None, None, *progress)
     error = settle.error
     return (
         *decided,

@@ -1,19 +1,16 @@
 -- A fragment both round trips of the worker end with (settle_and_claim and
--- settle_and_keyed_claim include it): one row per settle that landed (`claimed` false:
--- only `pk`, the row id, and `id`, the run id) and one per run claimed (`claimed` true),
--- the claimed ones in claim order.
--- Reads `settled`, `notified`, `claimed` and `slots_taken` (the holders whose slot this
--- statement took).
-SELECT false AS claimed, id AS pk, id::text AS id, NULL AS name, NULL AS queue,
-       NULL AS payload, NULL AS idempotency_key, NULL::integer AS attempts,
-       NULL::integer AS max_attempts, NULL AS tenant, NULL AS actor,
-       NULL AS concurrency_key, NULL::bigint AS run_at_ms, NULL::bigint AS created_at_ms,
-       NULL::bigint AS lease_expires_at_ms, NULL::boolean AS slot_held, NULL::integer AS priority,
-       (SELECT count(*) FROM notified) AS notified  -- reading `notified` is what runs it
-FROM settled
-UNION ALL
-SELECT true, id, id::text, name, queue, payload::text, idempotency_key, attempts,
-       max_attempts, tenant, actor, concurrency_key, run_at_ms, created_at_ms,
-       lease_expires_at_ms, id::text IN (SELECT holder FROM slots_taken), priority, 0
+-- settle_and_keyed_claim include it): one row per run claimed, in claim order, with only
+-- the columns a worker runs it from (the lease's end is the statement's $7, known to the
+-- caller), then one last row (`id` NULL) whose `landed` holds the row ids of the settles
+-- that landed: one array, not a row per settle. Reads `settled`, `notified`, `claimed` and
+-- `slots_taken` (the holders whose slot this statement took).
+SELECT id, name, queue, payload::text AS payload, idempotency_key, attempts, max_attempts,
+       tenant, actor, concurrency_key, run_at_ms, created_at_ms,
+       id::text IN (SELECT holder FROM slots_taken) AS slot_held,
+       NULL::bigint[] AS landed, priority
 FROM claimed
-ORDER BY claimed, priority DESC, run_at_ms, pk  -- the bigint, not id::text
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       coalesce((SELECT array_agg(id) FROM settled), '{}'), NULL
+WHERE (SELECT count(*) FROM notified) >= 0  -- reading `notified` is what runs it
+ORDER BY priority DESC NULLS LAST, run_at_ms, id  -- the `landed` row (priority NULL) last

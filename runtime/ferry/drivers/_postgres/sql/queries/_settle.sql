@@ -1,17 +1,19 @@
 -- A fragment both round trips of the worker begin with (settle_and_claim and
--- settle_and_keyed_claim include it): settle a batch of attempts. $1..$12 are parallel
--- arrays, one element per settle (runs distinct); $13 is now; $14/$15 the error a cancel
--- override leaves. `settled` holds the runs whose settle landed; `notified` wakes idle
--- workers for the runs put straight back and tells result waiters of the runs that ended.
+-- settle_and_keyed_claim include it): settle a batch of attempts. $1 is the batch as one
+-- JSON array, an array per settle (runs distinct): row id, worker, planned state, attempts
+-- given back, requeues, finishes, run_at, result (a JSON value), error code and message,
+-- progress current and total. One text parameter, not twelve arrays: the driver encodes
+-- the batch with one call, where an array parameter costs a check per element. $2 is now;
+-- $3/$4 the error a cancel override leaves. `settled` holds the runs whose settle landed;
+-- `notified` wakes idle workers for the runs put straight back and tells result waiters
+-- of the runs that ended.
 requests AS (
-    SELECT *
-    FROM unnest(
-        $1::bigint[], $2::text[], $3::text[], $4::integer[], $5::boolean[], $6::boolean[],
-        $7::bigint[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[]
-    ) AS r(
-        id, worker_id, state, attempts_given_back, requeues, finishes,
-        run_at_ms, result, error_code, error_message, progress_current, progress_total
-    )
+    SELECT (r ->> 0)::bigint AS id, r ->> 1 AS worker_id, r ->> 2 AS state,
+           (r ->> 3)::integer AS attempts_given_back, (r ->> 4)::boolean AS requeues,
+           (r ->> 5)::boolean AS finishes, (r ->> 6)::bigint AS run_at_ms,
+           (r -> 7)::jsonb AS result, r ->> 8 AS error_code, r ->> 9 AS error_message,
+           (r ->> 10)::bigint AS progress_current, (r ->> 11)::bigint AS progress_total
+    FROM json_array_elements($1::json) AS r
 ),
 -- The rules are ferry.drivers.settle's: the caller passes each settle's planned state,
 -- whether it gives the attempt back, whether it requeues and whether it finishes the run.
@@ -29,33 +31,33 @@ settled AS (
         run_at_ms = CASE WHEN r.finishes
                               OR (j.cancel_requested_at_ms IS NOT NULL AND r.requeues)
                          THEN j.run_at_ms ELSE coalesce(r.run_at_ms, j.run_at_ms) END,
-        result = CASE WHEN r.state = 'completed' THEN r.result::jsonb ELSE j.result END,
+        result = CASE WHEN r.state = 'completed' THEN r.result ELSE j.result END,
         last_error_code = CASE WHEN j.cancel_requested_at_ms IS NOT NULL AND r.requeues
-                               THEN $14 ELSE coalesce(r.error_code, j.last_error_code) END,
+                               THEN $3 ELSE coalesce(r.error_code, j.last_error_code) END,
         last_error_message = CASE WHEN j.cancel_requested_at_ms IS NOT NULL AND r.requeues
-                                  THEN $15
+                                  THEN $4
                                   WHEN r.error_code IS NULL THEN j.last_error_message
                                   ELSE r.error_message END,
         progress_current = coalesce(r.progress_current, j.progress_current),
         progress_total = coalesce(r.progress_total, j.progress_total),
         finished_at_ms = CASE WHEN r.finishes
                                    OR (j.cancel_requested_at_ms IS NOT NULL AND r.requeues)
-                              THEN $13 ELSE j.finished_at_ms END,
+                              THEN $2 ELSE j.finished_at_ms END,
         locked_by = NULL,
         lease_expires_at_ms = NULL,
-        updated_at_ms = $13
+        updated_at_ms = $2
     FROM requests AS r
     WHERE j.id = r.id
       AND j.state = 'running'
       AND j.locked_by = r.worker_id
-      AND j.lease_expires_at_ms > $13
+      AND j.lease_expires_at_ms > $2
     RETURNING j.id, j.id::text AS holder, j.queue, j.state, j.run_at_ms
 ),
 -- A run put straight back (interrupted by a drain, retried at once) wakes idle workers;
 -- the runs that ended are told to result waiters (_settle_news.sql).
 notified AS (
     SELECT pg_notify({channel}, due.queue)
-    FROM (SELECT DISTINCT queue FROM settled WHERE state = 'queued' AND run_at_ms <= $13) AS due
+    FROM (SELECT DISTINCT queue FROM settled WHERE state = 'queued' AND run_at_ms <= $2) AS due
     UNION ALL
     {_settle_news}
 )

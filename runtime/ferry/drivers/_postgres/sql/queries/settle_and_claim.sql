@@ -1,8 +1,8 @@
--- The worker's round trip: settle a batch of attempts, then lease up to $17 due runs to
--- worker $16 until $18, counting an attempt — one statement, one commit. `settle_many` is
--- this with no claim ($17 = 0), `claim` this with no settles (empty arrays); a worker whose
+-- The worker's round trip: settle a batch of attempts, then lease up to $6 due runs to
+-- worker $5 until $7, counting an attempt — one statement, one commit. `settle_many` is
+-- this with no claim ($6 = 0), `claim` this with no settles (an empty batch); a worker whose
 -- jobs declare concurrency sends settle_and_keyed_claim instead.
--- The settle's parameters ($1..$15) are those of _settle.sql; $19/$20 restrict the claim to
+-- The settle's parameters ($1..$4) are those of _settle.sql; $8/$9 restrict the claim to
 -- queues/names (NULL: any). Two statements rather than one with the keyed part unused:
 -- the server plans the statement on every execution, and the keyed part doubles that cost.
 WITH {_settle},
@@ -13,7 +13,7 @@ picked AS (
     FROM {schema}.jobs AS j
     WHERE {_due}
     ORDER BY j.priority DESC, j.run_at_ms, j.id
-    LIMIT $17
+    LIMIT $6
     FOR UPDATE OF j SKIP LOCKED
 ),
 -- The settled runs' slots (caps, or a key taken by a claim without limits) go in the
@@ -26,7 +26,8 @@ released AS (
 ),
 claimed AS (
     {_lease_picked}
-    RETURNING j.*
+    RETURNING j.id, j.name, j.queue, j.payload, j.idempotency_key, j.attempts, j.max_attempts,
+              j.tenant, j.actor, j.concurrency_key, j.run_at_ms, j.created_at_ms, j.priority
 ),
 slots_taken AS (
     SELECT NULL::text AS holder WHERE false  -- this claim takes no slot

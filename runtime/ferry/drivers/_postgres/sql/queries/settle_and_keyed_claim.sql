@@ -1,6 +1,6 @@
 -- The round trip of a worker running jobs that declare concurrency: like settle_and_claim,
 -- and the claim also takes each keyed run's concurrency slot, skipping runs whose key is
--- full. $1..$20 as in settle_and_claim; $21/$22 are parallel arrays: job name, its
+-- full. $1..$9 as in settle_and_claim; $10/$11 are parallel arrays: job name, its
 -- fleet-wide limit per concurrency key.
 --
 -- Every part of one statement reads the same snapshot, so the claim cannot see what the
@@ -11,7 +11,7 @@
 -- previous one.
 WITH {_settle},
 limits AS (
-    SELECT * FROM unnest($21::text[], $22::integer[]) AS l(name, lim)
+    SELECT * FROM unnest($10::text[], $11::integer[]) AS l(name, lim)
 ),
 -- Keys (with the job they count for) whose live slots already reach the limit, counting
 -- neither expired slots nor those of runs settled above. Computed once, so each candidate
@@ -20,7 +20,7 @@ full_keys AS (
     SELECT l.name, s.key
     FROM {schema}.lease_slots AS s
     JOIN limits AS l ON s.key = l.name OR starts_with(s.key, l.name || ':')
-    WHERE s.expires_at_ms > $13 AND s.holder NOT IN (SELECT holder FROM settled)
+    WHERE s.expires_at_ms > $2 AND s.holder NOT IN (SELECT holder FROM settled)
     GROUP BY l.name, s.key, l.lim
     HAVING count(*) >= l.lim
 ),
@@ -35,7 +35,7 @@ picked AS (
       AND (j.concurrency_key IS NULL
            OR (j.name, j.concurrency_key) NOT IN (SELECT name, key FROM full_keys))
     ORDER BY j.priority DESC, j.run_at_ms, j.id
-    LIMIT $17
+    LIMIT $6
     FOR UPDATE OF j SKIP LOCKED
 ),
 -- Within the batch, the n-th picked run of a key gets the n-th free slot of that key, and
@@ -45,7 +45,7 @@ keyed AS (
            row_number() OVER (PARTITION BY p.key ORDER BY p.priority DESC, p.run_at_ms, p.id)
                AS nth,
            l.lim - (SELECT count(*) FROM {schema}.lease_slots AS s
-                    WHERE s.key = p.key AND s.expires_at_ms > $13
+                    WHERE s.key = p.key AND s.expires_at_ms > $2
                       AND s.holder NOT IN (SELECT holder FROM settled)) AS room
     FROM picked AS p
     JOIN limits AS l ON l.name = p.name
@@ -56,7 +56,7 @@ free AS (
     FROM (SELECT DISTINCT key, lim FROM keyed) AS k,
          generate_series(0, k.lim - 1) AS n
     WHERE NOT EXISTS (SELECT FROM {schema}.lease_slots AS s
-                      WHERE s.key = k.key AND s.slot = n AND s.expires_at_ms > $13
+                      WHERE s.key = k.key AND s.slot = n AND s.expires_at_ms > $2
                         AND s.holder NOT IN (SELECT holder FROM settled))
 ),
 -- A slot is free when nobody holds it, when its holder's lease lapsed, or when its holder
@@ -65,13 +65,13 @@ free AS (
 -- conflicts, finds a live holder, and that run stays queued.
 taken AS (
     INSERT INTO {schema}.lease_slots AS s (key, slot, holder, expires_at_ms)
-    SELECT k.key, f.slot, k.id::text, $18
+    SELECT k.key, f.slot, k.id::text, $7
     FROM keyed AS k
     JOIN free AS f ON f.key = k.key AND f.nth = k.nth
     WHERE k.nth <= k.room
     ON CONFLICT (key, slot) DO UPDATE
     SET holder = excluded.holder, expires_at_ms = excluded.expires_at_ms
-    WHERE s.expires_at_ms <= $13 OR s.holder IN (SELECT holder FROM settled)
+    WHERE s.expires_at_ms <= $2 OR s.holder IN (SELECT holder FROM settled)
     RETURNING s.key, s.slot, s.holder
 ),
 -- The settled runs' slots (concurrency key and caps) go in the statement that settles
@@ -90,6 +90,7 @@ claimed AS (
     {_lease_picked}
       AND (picked.id NOT IN (SELECT id FROM keyed)
            OR picked.id::text IN (SELECT holder FROM taken))
-    RETURNING j.*
+    RETURNING j.id, j.name, j.queue, j.payload, j.idempotency_key, j.attempts, j.max_attempts,
+              j.tenant, j.actor, j.concurrency_key, j.run_at_ms, j.created_at_ms, j.priority
 )
 {_answer}
