@@ -22,6 +22,7 @@ from ferry.drivers.protocol import (
     RunSummary,
     StepRecord,
 )
+from ferry.drivers.settle import CANCELLED_BY_OPERATOR
 
 
 class PostgresIntrospection:
@@ -77,7 +78,13 @@ class PostgresIntrospection:
         pool = await self._db.pool()
         async with pool.acquire() as connection, connection.transaction():
             before = await self._transition(
-                job_id, "run_cancel", "cancelled", "queued, sleeping or running", connection
+                job_id,
+                "run_cancel",
+                "cancelled",
+                "queued, sleeping or running",
+                connection,
+                CANCELLED_BY_OPERATOR.code,
+                CANCELLED_BY_OPERATOR.message,
             )
             await connection.fetchval(
                 self._db.queries["run_cancel_descendants"],
@@ -130,14 +137,21 @@ class PostgresIntrospection:
         )
 
     async def _transition(
-        self, job_id: str, query: str, action: str, allowed: str, session: Session | None = None
+        self,
+        job_id: str,
+        query: str,
+        action: str,
+        allowed: str,
+        session: Session | None = None,
+        *extra: object,
     ) -> JobState:
-        """Run a guarded state change (on ``session``, else the pool); answers the state
-        before it, and refuses a missing run or one in another state."""
+        """Run a guarded state change (on ``session``, else the pool; ``extra`` parameters
+        after the run and now); answers the state before it, and refuses a missing run or
+        one in another state."""
         pk = run_pk(job_id)
         on = session if session is not None else await self._db.pool()
         row = (
-            await on.fetchrow(self._db.queries[query], pk, self._db.clock.now_ms())
+            await on.fetchrow(self._db.queries[query], pk, self._db.clock.now_ms(), *extra)
             if pk is not None
             else None
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ferry._clock import Clock
-from ferry.drivers._redis.codec import json_text, opt
+from ferry.drivers._redis.codec import request_args
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.keyspace import run_id
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, ParentRefusal, RunFence
@@ -30,17 +30,7 @@ class RedisChildren:
             return "not-held"
         args: list[str | int] = [known, parent.worker_id, self._clock.now_ms(), len(requests)]
         for r in requests:
-            args += [
-                r.name,
-                r.queue,
-                r.payload_json if r.payload_json is not None else json_text(r.payload),
-                r.idempotency_key,
-                r.max_attempts,
-                opt(r.tenant),
-                opt(r.actor),
-                opt(r.concurrency_key),
-                r.priority,
-            ]
+            args += request_args(r)
         answers = await self._connection.run("enqueue_children", *args)
         if answers == "not-held" or answers == "cancel-requested":
             refusal: ParentRefusal = answers

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ferry._payload import json_text
-from ferry.drivers.protocol import JsonValue, Progress, StepRecord
+from ferry.drivers.protocol import EnqueueRequest, JsonValue, Progress, StepRecord
 
 __all__ = [
     "columns_of",
@@ -20,12 +20,30 @@ __all__ = [
     "opt",
     "optional_int",
     "progress_args",
+    "request_args",
 ]
 
 
 def opt(value: object) -> str:
     """An optional script argument."""
     return "" if value is None else f"={value}"
+
+
+def request_args(r: EnqueueRequest) -> list[str | int]:
+    """One enqueue request as the ``enqueue`` (and ``enqueue_children``) script's 10
+    arguments."""
+    return [
+        r.name,
+        r.queue,
+        r.payload_json if r.payload_json is not None else json_text(r.payload),
+        r.idempotency_key,
+        r.max_attempts,
+        opt(r.run_at_ms),
+        opt(r.tenant),
+        opt(r.actor),
+        opt(r.concurrency_key),
+        r.priority,
+    ]
 
 
 def progress_args(progress: Progress | None) -> tuple[str, str]:

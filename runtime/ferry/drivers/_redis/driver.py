@@ -24,7 +24,13 @@ from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._columns import run_of
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._redis.children import RedisChildren
-from ferry.drivers._redis.codec import columns_of, json_text, opt, progress_args
+from ferry.drivers._redis.codec import (
+    columns_of,
+    json_text,
+    opt,
+    progress_args,
+    request_args,
+)
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
@@ -186,18 +192,7 @@ class RedisJobDriver(DerivedCalls):
             )
         args: list[str | int] = [self._clock.now_ms(), len(requests)]
         for r in requests:
-            args += [
-                r.name,
-                r.queue,
-                r.payload_json if r.payload_json is not None else json_text(r.payload),
-                r.idempotency_key,
-                r.max_attempts,
-                opt(r.run_at_ms),
-                opt(r.tenant),
-                opt(r.actor),
-                opt(r.concurrency_key),
-                r.priority,
-            ]
+            args += request_args(r)
         answers = await self._connection.run("enqueue", *args)
         return [
             EnqueueResult(str(job_id), bool(deduplicated))

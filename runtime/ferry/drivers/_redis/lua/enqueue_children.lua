@@ -1,8 +1,8 @@
 -- Write a batch of children of run ARGV[1] (step.enqueue), fenced like a step record: only
 -- if worker ARGV[2] holds it at ARGV[3] (now) and no cancel of it was asked for.
--- ARGV[4] is the count, then 9 per request: name, queue, payload (JSON text), idempotency
--- key, max_attempts, tenant (opt), actor (opt), concurrency key (opt), priority. Each
--- child is due now, names its parent, and is indexed under children:<parent>; the parent
+-- ARGV[4] is the count, then 10 per request as enqueue.lua reads them (its run_at is not
+-- read: a child is due now). Each child names its parent and is indexed under
+-- children:<parent>; the parent
 -- counts those written (ferry.drivers.fan_in), not those whose key had a run.
 -- Answers 'not-held' or 'cancel-requested' (nothing written), else id, deduplicated
 -- (1/0) per request, in order.
@@ -14,6 +14,7 @@ if run.cancel_req then return 'cancel-requested' end
 local answers, woken, written = {}, {}, 0
 for _ = 1, tonumber(arg()) do
   local name, queue, payload, idem, max_attempts = arg(), arg(), arg(), arg(), arg()
+  arg()  -- run_at: a child is due now
   local tenant, actor, ckey, priority = opt(arg()), opt(arg()), opt(arg()), arg()
   local id, deduplicated = admit({
     name = name, queue = queue, payload = payload, key = idem,
