@@ -172,6 +172,42 @@ async def test_a_child_list_with_a_non_job_is_refused_naming_it_and_writes_nothi
     assert runs == []  # the first, valid child of each list was not written either
 
 
+async def test_a_wait_on_what_is_not_children_or_too_long_is_refused_naming_it(
+    harness: Harness,
+) -> None:
+    with harness.installed():
+        not_children = await refused_wait(harness, "list", "1d")
+        too_long = await refused_wait(harness, "children", 10**20)
+    assert not_children.code == "X_INVARIANT"
+    assert 'step.wait("gather") children is a list' in not_children.message
+    assert too_long.code == "X_INVARIANT"
+    assert 'step.wait("gather") timeout 100000000000000000000 is longer' in too_long.message
+
+
+async def refused_wait(harness: Harness, given: str, wait_for: object) -> FerryError:
+    """What a parent whose ``step.wait`` is given ``given`` and ``wait_for`` died with (its
+    wait recorded nothing)."""
+    from ferry import Step, job
+
+    from .jobs_workflows import Number
+
+    @job(input=Number, idempotency_key=lambda i: f"waits:{given}:{wait_for}")
+    async def parent(input: Number, step: Step) -> None:
+        children = await step.enqueue("fan-out", [(square, {"n": 1})])
+        await step.wait(
+            "gather",
+            children if given == "children" else list(children),  # type: ignore[arg-type]
+            timeout=wait_for,  # type: ignore[arg-type]
+        )
+
+    queued = await parent.enqueue({"n": 0})
+    await harness.drain()
+    run = await detail(harness, queued.job_id)
+    assert [step.name for step in run.steps] == ["fan-out"]
+    assert run.summary.last_error is not None
+    return FerryError(run.summary.last_error.code, run.summary.last_error.message, "-")
+
+
 async def refused_fan_out(harness: Harness, children: object) -> FerryError:
     """What a parent whose fan-out is ``children`` died with."""
     from ferry import Step, job
