@@ -35,6 +35,10 @@ lint: install
 	$(VENV)/bin/ruff check runtime operator tests examples bench
 	$(VENV)/bin/ruff format --check runtime operator
 	$(VENV)/bin/mypy --strict runtime/ferry examples
+	MYPYPATH=examples/django_shop $(VENV)/bin/mypy --strict --explicit-package-bases \
+		$$(find examples/django_shop -name '*.py')
+	MYPYPATH=examples/fastapi_app:examples/fastapi_app/tests $(VENV)/bin/mypy --strict \
+		--explicit-package-bases $$(find examples/fastapi_app -name '*.py')
 	$(VENV)/bin/mypy --strict operator/ferry_operator
 	$(VENV)/bin/lint-imports --no-cache
 

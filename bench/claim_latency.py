@@ -1,8 +1,16 @@
-"""(d) ferry's claim+ack latency on an empty table, then with a million completed rows.
+"""(d) ferry's claim+ack latency on an empty table, then with a million completed rows;
+and, in the same run, the cost of rate limits on the claim.
 
 Each round enqueues ``batch`` jobs (untimed), then times one ``claim(limit=batch)`` and
 one ``settle_many`` acking them all: two round trips, the worker's hot path. It runs on
 each of ferry's durable drivers (``ferry``: Postgres, ``ferry-sqlite``: SQLite).
+
+Rates, on the table before the completed rows go in, interleaved round by round with the
+plain rounds: the same unrated rounds by a claimer that also runs a rated job
+(``ClaimOptions.rates``, so the rated claim is sent), and rounds of ``batch`` rated runs
+over 100 keys with room, each start checked and logged in its key's window. ``batch`` runs
+of the rated job wait in the table (due in an hour) throughout, so the plain rounds are
+"rated runs present, the claimer runs no rated job".
 """
 
 from __future__ import annotations
@@ -13,19 +21,22 @@ import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import asyncpg
 
 from bench.server import fresh_database
 from bench.stats import Percentiles, percentiles
 from bench.systems.ferry_sqlite_system import sqlite_file
-from bench.systems.ferry_system import FerrySystem, noop
-from ferry import set_job_driver
+from bench.systems.ferry_system import FerrySystem, noop, rated
+from ferry import JobHandle, set_job_driver
 from ferry.drivers.protocol import AckOptions, ClaimOptions, JobDriver
 
 _WORKER_ID = "bench-claimer"
 _LEASE_MS = 30_000
 _WARM_UP_ROUNDS = 5
+_NUMBERS = itertools.count()
+"""Every round's inputs, numbered once per process: no key is enqueued twice."""
 
 # Completed history as retention keeps it: finished a while ago, a unique key each.
 # Columns are those of migration 0001; ids come from the identity column.
@@ -57,6 +68,10 @@ class ClaimLatency:
     """Claim+ack latency before and after the completed rows went in."""
 
     empty: Percentiles
+    rated_present: Percentiles
+    """Unrated rounds by a claimer that also runs a rated job, rated runs in the table."""
+    rated: Percentiles
+    """Rounds of rated runs, every one admitted by its key's window."""
     retained: Percentiles
     retained_rows: int
     insert_seconds: float
@@ -73,7 +88,17 @@ async def claim_latency(
         previous = set_job_driver(driver)
         try:
             rounds = _Rounds(driver, batch)
-            empty = await rounds.measure(samples)
+            for n in range(1, batch + 1):  # present, due in an hour
+                await rated.enqueue({"n": -n, "t0": 0.0}, delay="1h")
+            # Interleaved round by round, so load from elsewhere lands on all three alike.
+            empty, rated_present, rated_rounds = await _interleaved(
+                [
+                    rounds,
+                    _Rounds(driver, batch, rates=True),
+                    _Rounds(driver, batch, rates=True, job=rated),
+                ],
+                samples,
+            )
             started = time.perf_counter()
             await retain(dsn, retained, driver.clock.now_ms() - 60_000)
             inserted = time.perf_counter() - started
@@ -81,7 +106,7 @@ async def claim_latency(
         finally:
             set_job_driver(previous)
             await driver.close()
-    return ClaimLatency(empty, full, retained, inserted)
+    return ClaimLatency(empty, rated_present, rated_rounds, full, retained, inserted)
 
 
 async def _retain_postgres(dsn: str, rows: int, finished_ms: int) -> None:
@@ -114,25 +139,49 @@ _RETAIN: dict[str, Callable[[str, int, int], Awaitable[None]]] = {
 }
 
 
+async def _interleaved(kinds: list[_Rounds], samples: int) -> list[Percentiles]:
+    """``samples`` timed rounds of each kind, taking turns, after a few untimed ones."""
+    timed: list[list[float]] = [[] for _ in kinds]
+    for _ in range(_WARM_UP_ROUNDS):
+        for kind in kinds:
+            await kind.round()
+    for _ in range(samples):
+        for kind, times in zip(kinds, timed, strict=True):
+            times.append(await kind.round())
+    return [percentiles(times) for times in timed]
+
+
 class _Rounds:
     """Timed claim+ack rounds of ``batch`` jobs on one driver."""
 
-    def __init__(self, driver: JobDriver, batch: int) -> None:
+    def __init__(
+        self,
+        driver: JobDriver,
+        batch: int,
+        *,
+        rates: bool = False,
+        job: JobHandle[Any, Any] = noop,
+    ) -> None:
         self._driver = driver
         self._batch = batch
-        self._numbers = itertools.count()
+        self._job = job
+        self._rates = (
+            {rated.name: (rated.rate.limit, rated.rate.per_ms)} if rates and rated.rate else {}
+        )
 
     async def measure(self, samples: int) -> Percentiles:
         """``samples`` timed rounds after a few untimed ones."""
         for _ in range(_WARM_UP_ROUNDS):
-            await self._round()
-        return percentiles([await self._round() for _ in range(samples)])
+            await self.round()
+        return percentiles([await self.round() for _ in range(samples)])
 
-    async def _round(self) -> float:
-        await noop.enqueue_many([{"n": next(self._numbers), "t0": 0.0} for _ in range(self._batch)])
+    async def round(self) -> float:
+        await self._job.enqueue_many([{"n": next(_NUMBERS), "t0": 0.0} for _ in range(self._batch)])
         started = time.perf_counter()
         claimed = await self._driver.claim(
-            ClaimOptions(worker_id=_WORKER_ID, lease_ms=_LEASE_MS, limit=self._batch)
+            ClaimOptions(
+                worker_id=_WORKER_ID, lease_ms=_LEASE_MS, limit=self._batch, rates=self._rates
+            )
         )
         landed = await self._driver.settle_many(
             [(run.id, AckOptions(worker_id=_WORKER_ID)) for run in claimed]

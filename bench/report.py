@@ -221,8 +221,25 @@ def table(results: Results) -> str:
             return [cell(claims[n]) if n in claims else "—" for n in names]
 
         row(
-            f"(d) claim+ack of {sizes.claim_batch}, empty table p50 / p99 (ms)",
+            f"(d) claim+ack of {sizes.claim_batch}, empty table (rated runs waiting, the claimer "
+            "runs no rated job) p50 / p99 (ms)",
             per_ferry(lambda c: f"{_ms(c.empty.p50)} / {_ms(c.empty.p99)}"),
+            "—",
+            "—",
+        )
+        row(
+            "(d) … the claimer also runs a rated job (the rated claim, same run, interleaved) "
+            "p50 / p99 (ms)",
+            per_ferry(lambda c: f"{_ms(c.rated_present.p50)} / {_ms(c.rated_present.p99)}"),
+            "a worker with no rated job pays nothing",
+            "; ".join(
+                f"{n} {c.rated_present.p50 / c.empty.p50:.2f}× empty p50" for n, c in claims.items()
+            ),
+        )
+        row(
+            f"(d) … claim+ack of {sizes.claim_batch} rated runs (100 keys, each start "
+            "checked) p50 / p99 (ms)",
+            per_ferry(lambda c: f"{_ms(c.rated.p50)} / {_ms(c.rated.p99)}"),
             "—",
             "—",
         )

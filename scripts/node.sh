@@ -6,14 +6,17 @@
 #   k8s-<version>/      kubelet, kube-scheduler, kube-proxy (built like scripts/envtest.sh
 #                       builds the control plane, same version, same Go build cache)
 #   images/             docker-save tarballs for containerd: the pause image, the runtime
-#                       image built from ./Dockerfile, and `runtime.ref` naming the latter
+#                       image built from ./Dockerfile, `runtime.ref` naming the latter and
+#                       `runtime.size` its size (bytes; printed when it is built)
 # With --no-build it only looks (exit 3 when anything is missing or the runtime image is
 # older than the code). Idempotent: a warm run checks a few files and a content hash.
 #
 # Needs root and Debian's docker.io, containerd, runc, mmdebstrap, containernetworking-plugins
 # and iptables (installed here with apt-get when missing). No registry is reachable, so the
-# images' base is made here: a Debian bookworm minbase with python3 and a venv at /opt/venv,
-# the machine's CA certificates copied in (HTTPS may go through an intercepting proxy).
+# images' base is made here, standing in for python:3.11-slim: a Debian bookworm minbase with
+# python3 and its venv module, merged /usr without the usrmerge package (and so without perl),
+# no manuals, documentation or translations, the machine's CA certificates copied in (HTTPS
+# may go through an intercepting proxy).
 # dockerd is started by hand only while an image is built, and stopped by its PID.
 set -euo pipefail
 
@@ -24,12 +27,18 @@ REPO="$(cd "$(dirname "$0")/.." && pwd)"
 KUBE_BIN="$CACHE/k8s-$K8S_VERSION"
 IMAGES="$CACHE/images"
 PACKAGES=(docker.io containerd runc mmdebstrap containernetworking-plugins iptables)
-BASE_REF="ferry.local/python-base:bookworm"
+BASE_REF="ferry.local/python-base:bookworm-slim"
 PAUSE_REF="ferry.local/pause:1"
 RUNTIME_REPOSITORY="ferry.local/ferry"
 DOCKER_RUN=/run/ferry-node-docker
 
 log() { echo "node: $*" >&2; }
+# The runtime image's size as docker counts it (every layer, uncompressed).
+log_size() {
+    local size
+    size="$(cat "$IMAGES/runtime.size" 2>/dev/null)" || return 0
+    log "runtime image $(cat "$IMAGES/runtime.ref"): $((size / 1000000)) MB ($((size / 1048576)) MiB)"
+}
 missing() {
     log "$*; run \`make test-assets\` (it provisions the node)"
     exit 3
@@ -50,13 +59,15 @@ have_binaries() {
     done
 }
 
-# The runtime image's key: a hash of the Dockerfile and of every file its COPY lines name
-# (tracked or untracked, minus what git ignores), so editing the code asks for a rebuild.
+# The runtime image's key: a hash of the base it builds on, the Dockerfile and every file its
+# COPY lines name from the context (tracked or untracked, minus what git ignores), so editing
+# the code asks for a rebuild.
 runtime_key() {
     local paths
-    paths="$(sed -n 's/^COPY \(.*\) [^ ]*$/\1/p' "$REPO/Dockerfile" | tr '\n' ' ')"
+    paths="$(sed -n '/^COPY --from/d; s/^COPY \(.*\) [^ ]*$/\1/p' "$REPO/Dockerfile" | tr '\n' ' ')"
     # shellcheck disable=SC2086
     {
+        echo "$BASE_REF"
         sha256sum "$REPO/Dockerfile" "$REPO/.dockerignore" | cut -d' ' -f1
         (cd "$REPO" && git ls-files -co --exclude-standard -z -- $paths | sort -z \
             | xargs -0 sha256sum)
@@ -68,6 +79,7 @@ if [[ "${1:-}" == "--no-build" ]]; then
     have_binaries || missing "no kubelet/kube-scheduler/kube-proxy in $KUBE_BIN"
     [[ -f "$IMAGES/pause.tar" && -d "$CACHE/bin" ]] || missing "no pause image in $IMAGES"
     [[ -f "$IMAGES/runtime-$(runtime_key).tar" ]] || missing "the runtime image is older than the code"
+    log_size
     echo "$CACHE"
     exit 0
 fi
@@ -125,15 +137,18 @@ build_base_image() {
     start_dockerd
     docker image inspect "$BASE_REF" >/dev/null 2>&1 && return 0
     mmdebstrap --variant=minbase --include=python3,python3-venv,ca-certificates \
+        --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+        --dpkgopt='path-exclude=/usr/share/man/*' \
+        --dpkgopt='path-exclude=/usr/share/locale/*' \
+        --dpkgopt='path-include=/usr/share/locale/locale.alias' \
+        --dpkgopt='path-exclude=/usr/share/doc/*' \
+        --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+        --dpkgopt='path-exclude=/usr/share/info/*' \
         --customize-hook='copy-in /usr/local/share/ca-certificates /usr/local/share' \
         --customize-hook='chroot "$1" update-ca-certificates' \
         --customize-hook='printf "[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n" >"$1/etc/pip.conf"' \
-        --customize-hook='chroot "$1" python3 -m venv /opt/venv' \
         bookworm "$work/base.tar"
-    docker import \
-        --change 'ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-        --change 'ENV VIRTUAL_ENV=/opt/venv' \
-        "$work/base.tar" "$BASE_REF" >/dev/null
+    docker import "$work/base.tar" "$BASE_REF" >/dev/null
 }
 
 build_pause_image() {
@@ -151,6 +166,7 @@ build_runtime_image() {
     local key="$1" ref="$RUNTIME_REPOSITORY:$1"
     build_base_image
     DOCKER_BUILDKIT=0 docker build -q --network host --build-arg "BASE=$BASE_REF" -t "$ref" "$REPO" >/dev/null
+    docker image inspect -f '{{.Size}}' "$ref" >"$IMAGES/runtime.size"
     docker save "$ref" -o "$IMAGES/runtime-$key.tar.part"
     # One runtime image is kept: the cache does not grow with every code change.
     rm -f "$IMAGES"/runtime-*.tar
@@ -173,4 +189,5 @@ mkdir -p "$CACHE/bin"
 for bin in "$KUBE_BIN"/{kubelet,kube-scheduler,kube-proxy}; do
     ln -sfn "$bin" "$CACHE/bin/${bin##*/}"
 done
+log_size
 echo "$CACHE"

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pydantic import BaseModel
 
 from bench.systems import Counter, OnClaim, OnJob, Payload, QueryCounter, timed
-from ferry import job, set_job_driver
+from ferry import RateLimit, job, set_job_driver
 from ferry._worker import job_worker
 from ferry.drivers import postgres_job_driver
 from ferry.drivers.protocol import JobDriver
@@ -32,6 +32,21 @@ class NoopInput(BaseModel):
 @job(input=NoopInput, idempotency_key=lambda i: f"noop:{i.n}", name="bench-noop")
 async def noop(input: NoopInput) -> None:
     """The no-op job: reports its start to the bench and returns."""
+    _hook[0](input.n, input.t0)
+
+
+RATED_KEYS = 100
+"""The keys ``rated`` spreads its runs over (run ``n`` counts under key ``n % 100``)."""
+
+
+@job(
+    input=NoopInput,
+    idempotency_key=lambda i: f"rated:{i.n}",
+    rate=RateLimit(limit=1_000, per="1s", key=lambda i: str(i.n % RATED_KEYS)),
+    name="bench-rated",
+)
+async def rated(input: NoopInput) -> None:
+    """The no-op job under a rate limit: what the claim latency with rated jobs measures."""
     _hook[0](input.n, input.t0)
 
 

@@ -11,7 +11,7 @@ shows one story.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
@@ -40,6 +40,8 @@ class Verdict:
     message: str
     next_fire: str | None = None
     last_fire: str | None = None
+    warning: bool = False
+    """Ready, but with something a person should fix (announced as a Warning)."""
 
     @property
     def ready(self) -> bool:
@@ -48,8 +50,8 @@ class Verdict:
 
     @property
     def event_type(self) -> str:
-        """The Event type announcing this verdict: only a stall needs someone."""
-        return "Warning" if self.state is State.STALLED else "Normal"
+        """The Event type announcing this verdict: a stall, or a warning, needs someone."""
+        return "Warning" if self.state is State.STALLED or self.warning else "Normal"
 
 
 def stamp(now_ms: int) -> str:
@@ -101,15 +103,23 @@ def changed(verdict: Verdict, previous: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def durable_job_verdict(
-    deployment: Mapping[str, Any] | None, desired: int, missing_secret: str | None
+    deployment: Mapping[str, Any] | None,
+    desired: int,
+    missing_secret: str | None,
+    pod_cause: Verdict | None = None,
 ) -> Verdict:
-    """A DurableJob's verdict from its worker Deployment (as last written) and its Secret.
+    """A DurableJob's verdict from its worker Deployment (as last written), its Secret and
+    what its pods show.
 
     ``missing_secret`` describes the database Secret when it does not exist (the pods cannot
-    start without it, whatever the Deployment says), else ``None``.
+    start without it, whatever the Deployment says), else ``None``; ``pod_cause`` is what
+    keeps a worker pod from running (``ferry_operator.causes``), named at once rather than
+    after the Deployment's progress deadline.
     """
     if missing_secret is not None:
         return Verdict(State.STALLED, "SecretNotFound", missing_secret)
+    if pod_cause is not None:
+        return pod_cause
     if deployment is None:
         return Verdict(State.RECONCILING, "DeploymentCreating", "the worker Deployment is new")
     status = deployment.get("status") or {}
@@ -136,8 +146,56 @@ def durable_job_verdict(
     if ready < desired:
         return Verdict(State.RECONCILING, "WorkersStarting", f"{ready}/{desired} workers ready")
     if desired == 0:
-        return Verdict(State.READY, "ScaledToZero", "spec.replicas is 0: no workers run")
+        return Verdict(
+            State.READY, "ScaledToZero", "0 workers wanted (spec.replicas, or the autoscaler's)"
+        )
     return Verdict(State.READY, "WorkersReady", f"{ready}/{desired} workers ready")
+
+
+def queue_mismatch(job: str, polled: str, declared: str | None) -> Verdict | None:
+    """A DurableJob whose workers poll ``polled`` while the app declares ``job`` on
+    ``declared``: its scheduled runs reach it (the task file routes them), the runs the code
+    enqueues do not. Ready — the workers run — but announced as a Warning."""
+    if declared is None or declared == polled:
+        return None
+    return Verdict(
+        State.READY,
+        "QueueMismatch",
+        f'the app declares job "{job}" on queue "{declared}", but these workers poll '
+        f'"{polled}": ScheduledTask runs reach them, runs the code enqueues without queue= wait '
+        f'on "{declared}", where none of them polls; fix: set spec.queue: {declared}, or '
+        f'declare the job with queue="{polled}"',
+        warning=True,
+    )
+
+
+def scheduler_verdict(
+    planned: Verdict, deployment: Mapping[str, Any] | None, pod_cause: Verdict | None
+) -> Verdict:
+    """A ScheduledTask the plan accepted (``Scheduled``) is Ready only while a scheduler pod
+    is: its occurrences fire only if one runs. Otherwise what keeps the scheduler pods from
+    running, or that they are starting; next and last fire are kept either way. Any other
+    verdict of the plan (a refusal, ``Suspended``) stands as it is."""
+    if planned.reason != "Scheduled":
+        return planned
+    status = (deployment or {}).get("status") or {}
+    ready = int(status.get("readyReplicas") or 0)
+    wanted = int(((deployment or {}).get("spec") or {}).get("replicas") or 0)
+    if ready > 0:
+        message = (
+            f"the namespace's scheduler runs this task ({ready}/{wanted} scheduler pods ready)"
+        )
+        return replace(planned, message=message)
+    if pod_cause is not None:
+        return replace(
+            planned, state=pod_cause.state, reason=pod_cause.reason, message=pod_cause.message
+        )
+    return replace(
+        planned,
+        state=State.RECONCILING,
+        reason="SchedulerStarting",
+        message=f"no scheduler pod is ready yet (0/{wanted}): the task fires once one is",
+    )
 
 
 def secret_not_found(namespace: str, ref: DatabaseRef, defaulted: bool) -> str:

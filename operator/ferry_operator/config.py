@@ -19,6 +19,7 @@ DEFAULT_SECRET_NAME = "ferry-database"
 DEFAULT_SECRET_KEY = "url"
 DEFAULT_LEASE_NAME = "ferry-operator"
 DEFAULT_HEALTH_PORT = 8080
+DEFAULT_AUTOSCALE_SECONDS = 5
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
@@ -60,6 +61,8 @@ class OperatorConfig:
     election: LeaderElection
     health_port: int = DEFAULT_HEALTH_PORT
     log_level: str = "INFO"
+    autoscale_s: int = DEFAULT_AUTOSCALE_SECONDS
+    """How often the namespaces with autoscaled DurableJobs are measured and decided."""
 
     @property
     def clusterwide(self) -> bool:
@@ -114,6 +117,7 @@ def config_from_env(env: Mapping[str, str] = os.environ) -> OperatorConfig:
         ),
         election=election,
         health_port=_port(env.get("FERRY_HEALTH_PORT", str(DEFAULT_HEALTH_PORT))),
+        autoscale_s=_seconds(env, "FERRY_AUTOSCALE_SECONDS", DEFAULT_AUTOSCALE_SECONDS),
         log_level=_log_level(env.get("FERRY_LOG_LEVEL", "INFO")),
     )
 

@@ -18,7 +18,14 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config.config_exception import ConfigException
 
-from ferry_operator.names import API_VERSION, FIELD_MANAGER, GROUP, MANAGED_BY, VERSION
+from ferry_operator.names import (
+    API_VERSION,
+    FIELD_MANAGER,
+    GROUP,
+    MANAGED_BY,
+    OWNED_SELECTOR,
+    VERSION,
+)
 from ferry_operator.pods import Manifest
 
 _APPLY = "application/apply-patch+yaml"
@@ -188,6 +195,22 @@ class Kube:
     async def list_resources(self, plural: str, namespace: str) -> list[Manifest]:
         """Every ferry custom resource of ``plural`` in ``namespace``."""
         listed = await self._custom.list_namespaced_custom_object(GROUP, VERSION, namespace, plural)
+        return cast(list[Manifest], listed["items"])
+
+    async def owned_pods(
+        self, namespace: str, selector: Mapping[str, str] | None = None
+    ) -> list[Manifest]:
+        """The pods of the Deployments the operator wrote in ``namespace`` (those carrying
+        ``selector`` too), label-selected by the server: their status says why they do not
+        run, and where a scheduler serves its metrics."""
+        labels = ",".join([OWNED_SELECTOR, *(f"{k}={v}" for k, v in (selector or {}).items())])
+        listed = await call(
+            self._api,
+            "GET",
+            "/api/v1/namespaces/{namespace}/pods",
+            params={"namespace": namespace},
+            query=[("labelSelector", labels)],
+        )
         return cast(list[Manifest], listed["items"])
 
     async def patch_status(self, plural: str, namespace: str, name: str, status: Manifest) -> None:

@@ -140,6 +140,10 @@ def pod_template(
         **probes(port),
         "resources": spec.get("resources") or DEFAULT_RESOURCES,
         "securityContext": container_security(),
+        # A role that refuses to run writes its X_* refusal to /dev/termination-log; a crash
+        # that writes nothing there leaves the tail of its log instead. Either way the pod's
+        # last state says why, and the operator names it on the resource.
+        "terminationMessagePolicy": "FallbackToLogsOnError",
         # readOnlyRootFilesystem: Python's tempfile needs somewhere writable.
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}, *mounts],
     }

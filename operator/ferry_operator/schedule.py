@@ -18,8 +18,9 @@ from typing import Any
 
 from ferry.errors import FerryError
 from ferry.tasks import next_occurrences, occurrences, parse_cron, validate_zone
+from ferry_operator.autoscale import policy_of
 from ferry_operator.conditions import State, Verdict, stalled
-from ferry_operator.worker import job_name
+from ferry_operator.worker import job_name, job_queue
 
 Body = Mapping[str, Any]
 
@@ -41,17 +42,23 @@ class _Refused(Exception):
 
 @dataclass
 class SchedulerPlan:
-    """The namespace's scheduler: the app it runs, the tasks it loads, the tasks that own it."""
+    """The namespace's scheduler: the app it runs, the tasks it loads, the tasks that own it,
+    and the autoscaled DurableJobs whose queues its leader measures."""
 
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     source: Body | None = None
     tasks: list[dict[str, Any]] = field(default_factory=list)
     owners: list[Body] = field(default_factory=list)
+    measured: list[Body] = field(default_factory=list)
+    """Autoscaled DurableJobs on the scheduler's database: it measures their queues."""
+    unmeasurable: dict[str, Verdict] = field(default_factory=dict)
+    """Autoscaled DurableJobs on another database, by name: nothing measures their queues."""
 
     @property
     def runs(self) -> bool:
-        """Whether the namespace needs a scheduler at all (some accepted task is not suspended)."""
-        return bool(self.tasks)
+        """Whether the namespace needs a scheduler at all: some accepted task is not
+        suspended, or some DurableJob scales on a backlog only the scheduler measures."""
+        return bool(self.tasks or self.measured)
 
     def document(self) -> dict[str, Any]:
         """The task file ``ferry.scheduler_config`` reads (``{"tasks": [...]}``)."""
@@ -66,8 +73,14 @@ class SchedulerPlan:
 def app_identity(job: Body) -> tuple[str, str, str, str]:
     """What one scheduler process can serve: one image, one app, one database."""
     spec = job["spec"]
-    ref = spec["databaseSecretRef"]
-    return (spec["image"], spec["handler"], ref["name"], ref.get("key", "url"))
+    return (spec["image"], spec["handler"], *database_identity(job))
+
+
+def database_identity(job: Body) -> tuple[str, str]:
+    """The database a DurableJob's queue lives in, as the Secret key naming it: what one
+    scheduler can measure."""
+    ref = job["spec"]["databaseSecretRef"]
+    return (ref["name"], ref.get("key", "url"))
 
 
 def plan_scheduler(
@@ -112,14 +125,40 @@ def plan_scheduler(
             }
         )
         plan.owners.append(body)
+    _plan_measuring(plan, jobs)
     return plan
+
+
+def _plan_measuring(plan: SchedulerPlan, jobs: Mapping[str, Body]) -> None:
+    """Give every autoscaled DurableJob a measuring scheduler: the tasks' one when there is
+    one (the first autoscaled DurableJob's app otherwise). One scheduler reads one database,
+    so a DurableJob on another one cannot be measured and says so."""
+    for name, job in sorted(jobs.items()):
+        if policy_of(job["spec"]) is None:
+            continue
+        if plan.source is None:
+            plan.source = job
+        if database_identity(job) == database_identity(plan.source):
+            plan.measured.append(job)
+            continue
+        pinned = plan.source["metadata"]["name"]
+        secret, key = database_identity(plan.source)
+        refused = FerryError(
+            "X_INVARIANT",
+            f"DurableJob \"{name}\" autoscales on its queue's backlog, which this namespace's "
+            f'scheduler measures in the database of DurableJob "{pinned}" (Secret "{secret}", '
+            f'key "{key}"), not in its own',
+            f"give it the databaseSecretRef of DurableJob {pinned!r}, or move it to a namespace "
+            "of its own database, or drop spec.autoscaling and set spec.replicas",
+        )
+        plan.unmeasurable[name] = stalled("BacklogUnmeasurable", refused)
 
 
 def _resolve_entries(
     body: Body, jobs: Mapping[str, Body], source: Body | None
 ) -> tuple[list[Any], Body]:
-    """Map each entry's DurableJob to the job name the app knows; pin the scheduler's app
-    (the first accepted task's first DurableJob)."""
+    """Map each entry's DurableJob to the job name the app knows and the queue its workers
+    poll; pin the scheduler's app (the first accepted task's first DurableJob)."""
     owner = f'ScheduledTask "{body["metadata"]["name"]}"'
     resolved = []
     for index, entry in enumerate(body["spec"].get("entries", [])):
@@ -146,7 +185,10 @@ def _resolve_entries(
                 "spec.databaseSecretRef, or put the other app's tasks in another namespace",
             )
             raise _Refused(stalled("AppMismatch", refused))
-        resolved.append({"job": job_name(job), "input": entry.get("input", {})})
+        # The DurableJob's queue travels with the entry: its workers poll that queue only.
+        resolved.append(
+            {"job": job_name(job), "queue": job_queue(job), "input": entry.get("input", {})}
+        )
     if source is None:
         # The CRD requires one entry at least; a body from elsewhere gets the same answer.
         refused = FerryError(

@@ -44,12 +44,15 @@ def _labels() -> dict[str, str]:
 
 
 def _metadata(name: str, namespace: str, plan: SchedulerPlan) -> Manifest:
-    # Every accepted task owns the scheduler; it is garbage-collected with the last of them.
+    # Every accepted task and every DurableJob it measures owns the scheduler; it is
+    # garbage-collected with the last of them.
     return {
         "name": name,
         "namespace": namespace,
         "labels": _labels(),
-        "ownerReferences": [owner_reference(task, controller=False) for task in plan.owners],
+        "ownerReferences": [
+            owner_reference(owner, controller=False) for owner in (*plan.owners, *plan.measured)
+        ],
     }
 
 

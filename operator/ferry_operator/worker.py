@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ferry_operator.autoscale import desired_replicas
 from ferry_operator.names import (
     API_VERSION,
     COMPONENT,
@@ -37,6 +38,11 @@ def worker_labels(name: str) -> dict[str, str]:
 def job_name(body: Mapping[str, Any]) -> str:
     """The job's name in the app: ``spec.job``, else the resource's name."""
     return str(body["spec"].get("job") or body["metadata"]["name"])
+
+
+def job_queue(body: Mapping[str, Any]) -> str:
+    """The one queue a DurableJob's workers poll (``spec.queue``), where its runs must go."""
+    return str(body["spec"].get("queue") or "default")
 
 
 def worker_name(body: Mapping[str, Any]) -> str:
@@ -75,7 +81,7 @@ def worker_deployment(body: Mapping[str, Any]) -> Manifest:
         {"name": "ROLE", "value": "worker"},
         {"name": "FERRY_APP", "value": spec["handler"]},
         database_env(spec),
-        {"name": "QUEUES", "value": spec.get("queue", "default")},
+        {"name": "QUEUES", "value": job_queue(body)},
         {"name": "CONCURRENCY", "value": str(spec.get("concurrency", DEFAULT_CONCURRENCY))},
         {"name": "DRAIN_SECONDS", "value": str(drain)},
     ]
@@ -87,7 +93,7 @@ def worker_deployment(body: Mapping[str, Any]) -> Manifest:
         "kind": "Deployment",
         "metadata": metadata,
         "spec": {
-            "replicas": int(spec.get("replicas", 1)),
+            "replicas": desired_replicas(body),
             "selector": {"matchLabels": selector},
             "template": template,
         },

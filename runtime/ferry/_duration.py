@@ -7,6 +7,7 @@ import re
 from datetime import timedelta
 from typing import TypeAlias
 
+from ferry._bounds import check_duration_ms
 from ferry.errors import FerryError
 
 Duration: TypeAlias = str | int | float | timedelta
@@ -16,7 +17,8 @@ _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 
 
 def to_ms(value: Duration, *, what: str = "duration") -> int:
-    """Whole milliseconds for a duration; numbers are seconds. Refuses negatives and garbage."""
+    """Whole milliseconds for a duration; numbers are seconds. Refuses negatives and garbage
+    (``X_INVARIANT``) and anything over ``MAX_DURATION_MS``, 100 years (``X_OUT_OF_RANGE``)."""
     if isinstance(value, timedelta):
         ms = value.total_seconds() * 1000
     elif isinstance(value, bool):
@@ -33,7 +35,7 @@ def to_ms(value: Duration, *, what: str = "duration") -> int:
         raise _bad(value, what)
     if not math.isfinite(ms) or ms < 0:
         raise _bad(value, what)
-    return round(ms)
+    return check_duration_ms(round(ms), field=what)
 
 
 def _bad(value: object, what: str) -> FerryError:

@@ -20,6 +20,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "mcp": ("mcp", "starlette", "uvicorn"),
     "embedded": ("pgserver",),
     "uvloop": ("uvloop",),
+    "django": ("django", "psycopg"),
 }
 """Each extra a feature asks for, and the modules it must make importable (the packages'
 import names). ``otel`` is not here: without opentelemetry-api no tracer provider can be

@@ -58,20 +58,25 @@ _SHOWN_PATH_PARTS: Final = 8
 
 
 def payload_limit(max_payload_bytes: object) -> int:
-    """``max_payload_bytes`` as a driver's limit, or ``X_INVARIANT`` for one no store keeps."""
+    """``max_payload_bytes`` as a driver's limit: ``X_INVARIANT`` for no byte count,
+    ``X_OUT_OF_RANGE`` for one over what PostgreSQL's jsonb holds (no store keeps it)."""
+    if (
+        isinstance(max_payload_bytes, int)
+        and not isinstance(max_payload_bytes, bool)
+        and max_payload_bytes > _PAYLOAD_BYTES_CEILING
+    ):
+        raise FerryError(
+            "X_OUT_OF_RANGE",
+            f"max_payload_bytes={max_payload_bytes:,} is over the {_PAYLOAD_BYTES_CEILING:,} "
+            "bytes PostgreSQL's jsonb can hold",
+            "keep payloads small (ids, not records) and the limit at most that",
+        )
     require_count(
         max_payload_bytes,
         what="max_payload_bytes={}",
         fix=f"leave it at {DEFAULT_MAX_PAYLOAD_BYTES:,} (1 MiB), or give a positive byte count",
     )
     assert isinstance(max_payload_bytes, int)
-    if max_payload_bytes > _PAYLOAD_BYTES_CEILING:
-        raise FerryError(
-            "X_INVARIANT",
-            f"max_payload_bytes={max_payload_bytes:,} is over the {_PAYLOAD_BYTES_CEILING:,} "
-            "bytes PostgreSQL's jsonb can hold",
-            "keep payloads small (ids, not records) and the limit at most that",
-        )
     return max_payload_bytes
 
 

@@ -7,7 +7,7 @@ theirs before they import this module."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -30,8 +30,10 @@ class EmbeddedServer(uvicorn.Server):
 class AsgiRole:
     """An ASGI app as a role of a ferry process: ``run`` serves, ``drain`` stops serving."""
 
-    def __init__(self, app: ASGIApp, *, host: str, port: int) -> None:
-        self.server = embedded_server(app, host=host, port=port)
+    def __init__(
+        self, app: ASGIApp, *, host: str, port: int, trusted_proxies: Sequence[str] = ()
+    ) -> None:
+        self.server = embedded_server(app, host=host, port=port, trusted_proxies=trusted_proxies)
 
     async def run(self) -> None:
         await self.server.serve()
@@ -40,8 +42,24 @@ class AsgiRole:
         self.server.should_exit = True
 
 
-def embedded_server(app: ASGIApp, *, host: str, port: int) -> EmbeddedServer:
-    """A server for ``app`` on ``host:port``, quiet except for warnings."""
+def embedded_server(
+    app: ASGIApp, *, host: str, port: int, trusted_proxies: Sequence[str] = ()
+) -> EmbeddedServer:
+    """A server for ``app`` on ``host:port``, quiet except for warnings.
+
+    ``X-Forwarded-For``/``-Proto`` are believed only from ``trusted_proxies`` (addresses or
+    networks): uvicorn's own default trusts them from 127.0.0.1 (or ``$FORWARDED_ALLOW_IPS``),
+    which would let any local process, or a sidecar relaying a client's headers, pick the
+    address the sign-in throttle counts and the scheme the cookie's ``Secure`` follows.
+    """
     return EmbeddedServer(
-        uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="off",
+            proxy_headers=bool(trusted_proxies),
+            forwarded_allow_ips=list(trusted_proxies) or [],
+        )
     )

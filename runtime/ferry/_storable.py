@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from ferry.errors import FerryError
 
+MAX_KEY_BYTES = 512
+"""The longest idempotency (and concurrency) key, in bytes of UTF-8: a key is a unique-index
+entry, and every driver's index has a row-size limit well above this (PostgreSQL's btree
+refuses entries over about 2.7 kB)."""
+
 _FIX = (
     "remove NUL characters and unpaired surrogates before enqueueing (decode bytes with "
     "errors='replace'); base64-encode binary data into a str field"
@@ -28,6 +33,24 @@ def unstorable(text: str) -> str | None:
         except UnicodeEncodeError as bad:
             return f"holds a lone surrogate (U+{ord(text[bad.start]):04X}) at index {bad.start}"
     return None
+
+
+def checked_key(key: str, *, what: str, code: str, fix: str | None = None) -> str:
+    """``key`` if every driver stores it (``X_TEXT_NOT_STORABLE``) and its UTF-8 form fits
+    a unique index on every driver (``MAX_KEY_BYTES``, else ``code`` with ``fix``)."""
+    problem = unstorable(key)
+    if problem is not None:
+        raise not_storable(f"{what} {quoted(key)}", problem)
+    size = len(key) if key.isascii() else len(key.encode("utf-8"))
+    if size > MAX_KEY_BYTES:
+        raise FerryError(
+            code,
+            f"{what} {quoted(key)} is {size:,} bytes, over the {MAX_KEY_BYTES}-byte limit",
+            fix
+            or 'derive a short key from the input\'s ids, e.g. f"onboard:{i.org_id}"; for a long '
+            "natural key, use its hash (hashlib.sha256(text.encode()).hexdigest())",
+        )
+    return key
 
 
 def not_storable(what: str, problem: str) -> FerryError:

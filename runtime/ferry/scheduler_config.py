@@ -3,7 +3,12 @@
 The operator renders a namespace's ScheduledTasks into a ConfigMap mounted into the scheduler
 pods; this module turns that document into ``task(...)`` handles, resolving job names
 through the app's ``Api``. The document is ``{"tasks": [{name, cron, timeZone, catchUp,
-maxCatchUp, suspend, entries: [{job, input}]}]}``.
+maxCatchUp, suspend, entries: [{job, queue, input}]}]}``.
+
+An entry's ``queue`` is its DurableJob's ``spec.queue``, the one queue that DurableJob's
+workers poll: the entry enqueues there, whatever queue the code declares the job on, so a
+scheduled run never waits on a queue no worker listens to. Without ``queue`` the declared
+one is used.
 
 The scheduler Deployment points ``FERRY_APP`` at this module's ``api``: the app named by
 ``FERRY_TASKS_APP`` with its tasks replaced by the file's, so the scheduler role runs
@@ -73,7 +78,9 @@ def _entry(task_name: str, index: int, entry: Mapping[str, Any], api: Api) -> En
             "set the DurableJob's spec.job to the job's name in the app, or hand the job's "
             "module to define_api(jobs=[...])",
         )
-    return (job, entry.get("input", {}))
+    queue = entry.get("queue")
+    routed = job if queue is None else JobHandle(job.definition, job.actor, queue=str(queue))
+    return (routed, entry.get("input", {}))
 
 
 def __getattr__(attribute: str) -> Api:

@@ -36,44 +36,34 @@ def _access(**options: object) -> Access:
 
 
 @pytest.mark.parametrize(
-    "query",
+    ("query", "code"),
     [
-        "before=99999999999999999999999",
-        "before=-1",
-        "queue=%00",
-        "job=a%00b",
-        "tenant=acme%00",
-        "since=99999999999999999999d",
-        "limit=%C2%B2",
+        ("before=99999999999999999999999", "X_RUN_ID_INVALID"),
+        ("before=-1", "X_RUN_ID_INVALID"),
+        ("queue=%00", "X_INVARIANT"),
+        ("job=a%00b", "X_INVARIANT"),
+        ("tenant=acme%00", "X_INVARIANT"),
+        ("since=99999999999999999999d", "X_OUT_OF_RANGE"),
+        ("limit=%C2%B2", "X_OUT_OF_RANGE"),
     ],
 )
 async def test_a_filter_no_run_can_match_is_a_400_naming_the_word(
-    client: httpx.AsyncClient, query: str
+    client: httpx.AsyncClient, query: str, code: str
 ) -> None:
     page = await client.get(f"/admin/jobs?{query}", headers=READ)
     assert page.status_code == 400
-    assert "X_INVARIANT" in page.text
     word = query.split("=")[0]
-    assert re.search(rf"X_INVARIANT: {word} ", page.text), page.text
+    assert re.search(rf"{code}: {word} ", page.text), page.text
 
 
-async def test_the_session_cookie_is_secure_over_https_and_behind_a_trusted_proxy_only(
-    seeded: PostgresJobDriver,
-) -> None:
-    proxied = {"X-Forwarded-Proto": "https"}
+async def test_the_session_cookie_is_secure_over_https(seeded: PostgresJobDriver) -> None:
+    """(Behind a proxy: ``test_dashboard_proxy``, through the real server.)"""
     async with _client(seeded, _access(), "https://dashboard") as https:
         signed_in = await https.post("/admin/login", data={"token": READ_TOKEN})
         assert "; secure" in signed_in.headers["set-cookie"].lower()
     async with _client(seeded, _access()) as plain:
-        signed_in = await plain.post("/admin/login", data={"token": READ_TOKEN}, headers=proxied)
-        assert "secure" not in signed_in.headers["set-cookie"].lower(), "untrusted header"
-    async with _client(seeded, _access(trust_proxy=True)) as behind_proxy:
-        signed_in = await behind_proxy.post(
-            "/admin/login", data={"token": READ_TOKEN}, headers=proxied
-        )
-        assert "; secure" in signed_in.headers["set-cookie"].lower()
-        bare = await behind_proxy.post("/admin/login", data={"token": READ_TOKEN})
-        assert "secure" not in bare.headers["set-cookie"].lower()
+        signed_in = await plain.post("/admin/login", data={"token": READ_TOKEN})
+        assert "secure" not in signed_in.headers["set-cookie"].lower()
 
 
 async def test_a_signed_out_cookie_stops_working_at_once_on_every_replica(

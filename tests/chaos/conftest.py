@@ -1,4 +1,5 @@
-"""The chaos tests reuse the worker tests' app and clock, on every durable driver.
+"""The chaos tests (marker ``chaos``) reuse the worker tests' app and clock, on every
+durable driver.
 
 The queue lives on the driver under test (one per kind in ``support.drivers.DURABLE``);
 the effects the jobs write stay in PostgreSQL tables (``worker.app``) in the test's
@@ -27,6 +28,15 @@ from ferry._clock import Clock  # noqa: E402
 from ferry.drivers.protocol import JobDriver  # noqa: E402
 
 __all__ = ["clock", "driver", "fleet"]
+
+_HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of this folder carries the ``chaos`` marker."""
+    for item in items:
+        if _HERE in item.path.parents:
+            item.add_marker(pytest.mark.chaos)
 
 
 @pytest.fixture(params=DURABLE)

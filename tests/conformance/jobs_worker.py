@@ -6,9 +6,9 @@ import asyncio
 
 from pydantic import BaseModel
 
-from ferry import JobContext, Retry, job
+from ferry import JobContext, Retry, Step, job
 
-from .jobs_fixture import record
+from .jobs_fixture import record, settled
 
 
 class Work(BaseModel):
@@ -50,3 +50,29 @@ async def held_open(input: Work, ctx: JobContext) -> None:
     if ctx.signal.reason is not None:
         record(f"held-open:aborted:{ctx.signal.reason.code}")
         raise ctx.signal.reason
+
+
+@job(
+    input=Work,
+    idempotency_key=lambda i: f"deaf:{i.id}",
+    on_settled=settled.append,
+    name="conformance.deaf",
+)
+async def deaf(input: Work) -> str:
+    """Works until its gate opens, deaf to its signal (a call nothing interrupts), then
+    completes."""
+    record("deaf:started")
+    await held.setdefault(input.id, asyncio.Event()).wait()
+    return "done"
+
+
+@job(input=Work, idempotency_key=lambda i: f"deaf-step:{i.id}", name="conformance.deaf-step")
+async def deaf_step(input: Work, step: Step) -> str:
+    """One step that works until its gate opens, deaf to its signal, then records."""
+
+    async def work() -> str:
+        record("deaf-step:started")
+        await held.setdefault(input.id, asyncio.Event()).wait()
+        return "worked"
+
+    return await step.run("work", work)

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
-from ferry import NoRetry, Retry, Step, job
+from ferry import NoRetry, RateLimit, Retry, Step, SyncStep, job
 
 from .jobs_fixture import record
 
@@ -105,6 +105,26 @@ async def big_fan_out(input: Number, step: Step) -> int:
     children = await step.enqueue("fan-out", [(tag, {"n": k}) for k in range(input.n)])
     outcomes = await step.wait("gather", children, timeout="1d")
     return sum(1 for o in outcomes if o.state == "completed")
+
+
+@job(
+    input=Number,
+    idempotency_key=lambda i: f"metered:{i.n}",
+    rate=RateLimit(limit=1, per="1s"),
+    name="wf.metered",
+)
+async def metered(input: Number) -> int:
+    """A rated child: one start per second across the fleet."""
+    return input.n
+
+
+@job(input=Number, idempotency_key=lambda i: f"sync-sum:{i.n}", name="wf.sync-sum")
+def sync_sum(input: Number, step: SyncStep) -> int:
+    """A ``def`` parent: fans out n rated children and adds them up, without ``await``."""
+    children = step.enqueue("fan-out", [(metered, {"n": k}) for k in range(input.n)])
+    outcomes = step.wait("gather", children, timeout="1d")
+    record("sync-sum:resumed")
+    return sum(o.result or 0 for o in outcomes)
 
 
 def record_once(kind: str) -> bool:

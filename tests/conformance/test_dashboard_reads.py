@@ -135,3 +135,34 @@ async def test_stats_report_when_the_longest_waiting_due_run_became_due(
     await _run_to_end(driver, clock, "b1", "b", wait_ms=0, dead=False)
     by_queue = {q.queue: q for q in await driver.stats()}
     assert by_queue["b"].oldest_due_at_ms is None, "nothing waits on b"
+
+
+async def test_stats_count_the_runs_due_now_and_not_the_ones_due_later(
+    driver: JobDriver, clock: FrozenClock
+) -> None:
+    """``due`` is what waits for a worker at this instant — a queued run past its run_at and
+    a sleeping run whose wake has come — never a delayed run, a sleeper still asleep, a
+    running run or an ended one: what the autoscaler must not keep workers up for."""
+
+    def request(key: str, run_at_ms: int | None = None) -> EnqueueRequest:
+        return EnqueueRequest(
+            name="chart", queue="a", payload={}, idempotency_key=key, max_attempts=1,
+            run_at_ms=run_at_ms,
+        )  # fmt: skip
+
+    await _run_to_end(driver, clock, "ended", "a", wait_ms=0, dead=False)
+    now = clock.now_ms()
+    for key in ("sleeper", "napper", "runner", "ready-1", "ready-2"):
+        await driver.enqueue(request(key))
+    await driver.enqueue(request("later", run_at_ms=now + 3_600_000))
+    sleeper, napper, runner = await driver.claim(
+        ClaimOptions(worker_id="w", lease_ms=LEASE, queues=["a"], limit=3)
+    )
+    await driver.nack(sleeper.id, NackOptions("w", "sleep", run_at_ms=now + 60_000))
+    await driver.nack(napper.id, NackOptions("w", "sleep", run_at_ms=now + 86_400_000))
+    [queue] = await driver.stats()
+    assert (queue.due, queue.counts["running"], queue.counts["completed"]) == (2, 1, 1)
+    clock.advance("1m")
+    [queue] = await driver.stats()
+    assert queue.due == 3, "and the sleeper whose wake has come"
+    assert runner.queue == "a"

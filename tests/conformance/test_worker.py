@@ -9,18 +9,14 @@ the clock that far, so a run that starts after a 200 ms advance was woken for, n
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import Sequence
 
 import pytest
 from prometheus_client import CollectorRegistry
 from support.waiting import eventually
 
 from ferry._clock import FrozenClock
-from ferry._jobs.observer import ExecutionObserver, ExecutionReport
 from ferry._metrics import WorkerMetrics
-from ferry._worker import JobWorker
 from ferry.drivers.protocol import (
     ClaimedJob,
     ClaimOptions,
@@ -34,49 +30,13 @@ from ferry.testing import Harness
 from . import jobs_fixture
 from .jobs_fixture import effects
 from .jobs_worker import held, held_open, noop, quick_retry
-
-LEASE_MS = 30_000
-INTERVAL_MS = 10_000
+from .started_worker import INTERVAL_MS, LEASE_MS, Outcomes, started
 
 
 @pytest.fixture(autouse=True)
 def _fresh() -> None:
     jobs_fixture.reset()
     held.clear()
-
-
-class Outcomes(ExecutionObserver):
-    """What the worker reported: failed renewals, lost leases, finished attempts."""
-
-    def __init__(self) -> None:
-        self.failed_renewals: list[str] = []
-        self.lost: list[str] = []
-        self.reports: list[ExecutionReport] = []
-
-    def heartbeat_failed(self, job_name: str, job_id: str, queue: str, error: str) -> None:
-        self.failed_renewals.append(error)
-
-    def lease_lost(self, job_name: str, job_id: str, queue: str) -> None:
-        self.lost.append(job_id)
-
-    def execution_finished(self, report: ExecutionReport) -> None:
-        self.reports.append(report)
-
-
-@asynccontextmanager
-async def started(driver: JobDriver, **options: Any) -> AsyncIterator[JobWorker]:
-    """A started worker, drained and stopped afterwards whatever its runs are doing."""
-    worker = JobWorker(
-        driver=driver, lease_ms=LEASE_MS, heartbeat_interval_ms=INTERVAL_MS, **options
-    )
-    await worker.start()
-    try:
-        yield worker
-    finally:
-        for gate in held.values():
-            gate.set()
-        worker.drain("test-end")
-        await asyncio.wait_for(worker.wait_stopped(), 60)
 
 
 async def test_a_finished_run_frees_its_capacity_and_its_settle_carries_the_next_claim(

@@ -102,11 +102,19 @@ def namespace_with_worker(plane: ControlPlane, namespace: str, job: str) -> Iter
         plane.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
 
 
+def restricted_namespace(name: str) -> dict[str, Any]:
+    """A Namespace enforcing Pod Security ``restricted``, as the operator's pods must meet."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {"pod-security.kubernetes.io/enforce": "restricted"}},
+    }
+
+
 def minutely_digest(namespace: str, *, image: str, dsn: str, **worker: Any) -> list[dict[str, Any]]:
     """The demo scheduled every minute: a restricted namespace, the database Secret ``db``,
     the DurableJob ``send-digest`` (``worker`` adds spec fields) and the ScheduledTask
     ``every-minute`` firing it."""
-    restricted = {"pod-security.kubernetes.io/enforce": "restricted"}
     job = {
         "image": image,
         "handler": HANDLER,
@@ -119,12 +127,57 @@ def minutely_digest(namespace: str, *, image: str, dsn: str, **worker: Any) -> l
         "entries": [{"job": "send-digest", "input": {"occurrence_ms": 0}}],
     }
     return [
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": namespace, "labels": restricted},
-        },
+        restricted_namespace(namespace),
         secret("db", namespace, dsn),
         resource("DurableJob", "send-digest", namespace, {**job, **worker}),
         resource("ScheduledTask", "every-minute", namespace, task),
     ]
+
+
+def kubelet_reports(
+    plane: ControlPlane, namespace: str, selector: str, status: dict[str, Any]
+) -> list[str]:
+    """Write ``status`` on every pod ``selector`` matches, as a kubelet would (this control
+    plane has none, so its pods never leave Pending by themselves); the pods' names.
+
+    What the operator then reads is the API server's pod, through its watch and its RBAC;
+    tests/node shows the same reasons from a real kubelet.
+    """
+
+    def pods() -> list[str]:
+        listed = plane.get("pods", "-n", namespace, "-l", selector)
+        return [pod["metadata"]["name"] for pod in (listed or {"items": []})["items"]]
+
+    names: list[str] = eventually_blocking(pods, what=f"pods {selector} in {namespace}")
+    for name in names:
+        plane.kubectl(
+            "patch",
+            "pod",
+            name,
+            "-n",
+            namespace,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            json.dumps({"status": status}),
+        )
+    return names
+
+
+def ready_pod_status() -> dict[str, Any]:
+    """A running pod whose one container is ready, as the kubelet reports it."""
+    return {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True"}],
+        "containerStatuses": [
+            {
+                "name": "ferry",
+                "image": IMAGE,
+                "imageID": "",
+                "ready": True,
+                "restartCount": 0,
+                "started": True,
+                "state": {"running": {"startedAt": "2026-06-01T12:00:00Z"}},
+            }
+        ],
+    }

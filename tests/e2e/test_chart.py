@@ -31,6 +31,7 @@ FULL_VALUES: dict[str, Any] = {
             "renewDeadlineSeconds": 20,
             "retryPeriodSeconds": 4,
         },
+        "autoscaling": {"intervalSeconds": 3},
     },
     "serviceAccount": {"create": True, "name": "acme-operator", "annotations": {"a": "b"}},
     "podAnnotations": {"prometheus.io/scrape": "false"},
@@ -173,6 +174,7 @@ def test_every_value_reaches_the_operator_deployment(control_plane: ControlPlane
     assert (env["FERRY_LEASE_DURATION_SECONDS"], env["FERRY_LEASE_RETRY_SECONDS"]) == ("30", "4")
     assert env["FERRY_WATCH_NAMESPACES"] == ""
     assert env["FERRY_HEALTH_PORT"] == "8443"
+    assert env["FERRY_AUTOSCALE_SECONDS"] == "3"
     [budget] = [d for d in docs if d["kind"] == "PodDisruptionBudget"]
     assert budget["spec"]["maxUnavailable"] == 1
     account = next(d for d in docs if d["kind"] == "ServiceAccount")

@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 from control_plane import ControlPlane
-from e2e_helpers import condition, env_of, example
+from e2e_helpers import (
+    condition,
+    durable_job,
+    env_of,
+    example,
+    kubelet_reports,
+    ready_pod_status,
+    with_reason,
+)
 from operator_process import Fleet
 from support.waiting import eventually, eventually_blocking
 
@@ -161,18 +169,34 @@ def test_scheduled_tasks_become_the_namespaces_scheduler_leader_and_standby(
     assert env["FERRY_TASKS_APP"] == "examples.demo.app:api"
     configmap = control_plane.get("configmap", "-n", NAMESPACE, "ferry-scheduler-tasks")
     [fired] = json.loads(configmap["data"]["tasks.json"])["tasks"]
-    assert fired["entries"] == [{"job": "send_digest", "input": {"occurrence_ms": 0}}]
+    assert fired["entries"] == [
+        {"job": "send_digest", "queue": "default", "input": {"occurrence_ms": 0}}
+    ]
     assert (
         control_plane.get("pdb", "-n", NAMESPACE, "ferry-scheduler")["spec"]["maxUnavailable"] == 1
     )
+    # No scheduler pod runs yet: the task is not Ready, it waits for one.
+    waiting = with_reason(
+        control_plane, "scheduledtask", NAMESPACE, "nightly-digest", "SchedulerStarting"
+    )
+    starting = condition(waiting, "Ready")
+    assert starting and starting["status"] == "False" and "0/2" in starting["message"]
+    kubelet_reports(
+        control_plane, NAMESPACE, "app.kubernetes.io/component=scheduler", ready_pod_status()
+    )
     eventually_blocking(
-        lambda: _ready(control_plane, "scheduledtask", "nightly-digest"), what="task status"
+        lambda: (
+            (c := _ready(control_plane, "scheduledtask", "nightly-digest"))
+            and c["status"] == "True"
+        ),
+        what="task Ready once a scheduler pod is",
     )
     table = control_plane.kubectl("get", "st", "-n", NAMESPACE)
     header = table.splitlines()[0].split()
     assert header[:5] == ["NAME", "SCHEDULE", "ZONE", "SUSPEND", "LAST"]
     row = table.splitlines()[1]
     assert "0 3 * * *" in row and "Europe/Berlin" in row and "+0" in row and "True" in row
+    assert "Scheduled" in row
 
 
 def test_editing_a_task_rolls_the_scheduler_onto_the_new_task_file(
@@ -337,6 +361,35 @@ def test_invalid_resources_are_refused_at_apply(control_plane: ControlPlane, dem
     assert "maxUnavailable" in refused(
         "DurableJob", {**job, "disruptionBudget": {"maxUnavailable": 0}}
     )
+
+
+def test_autoscaling_values_that_cannot_mean_anything_are_refused_at_apply(
+    control_plane: ControlPlane, demo: str
+) -> None:
+    """The CRD's bounds and its CEL rule, enforced by the API server: max below min, a
+    negative count, a target of 0, no max, a cooldown that is not a duration."""
+
+    def answer(autoscaling: dict[str, Any]) -> str:
+        body = durable_job("scaled", NAMESPACE, autoscaling=autoscaling)
+        return control_plane.kubectl(
+            "apply", "--dry-run=server", "-f", "-", stdin=json.dumps(body), check=False
+        )
+
+    def refused(autoscaling: dict[str, Any], says: str) -> None:
+        said = answer(autoscaling)
+        assert "created" not in said and says in said, said
+
+    refused(
+        {"minReplicas": 3, "maxReplicas": 2},
+        "autoscaling.maxReplicas must be at least autoscaling.minReplicas",
+    )
+    refused({"minReplicas": -1, "maxReplicas": 2}, "spec.autoscaling.minReplicas")
+    refused({"maxReplicas": 0}, "spec.autoscaling.maxReplicas")
+    refused({"maxReplicas": 2, "targetBacklogPerReplica": 0}, "targetBacklogPerReplica")
+    refused({"minReplicas": 1}, "spec.autoscaling.maxReplicas: Required value")
+    refused({"maxReplicas": 2, "cooldown": "-5m"}, "spec.autoscaling.cooldown")
+    accepted = answer({"maxReplicas": 4})
+    assert "created (server dry run)" in accepted, accepted
 
 
 def test_a_task_the_runtime_refuses_is_flagged_and_never_scheduled(

@@ -3,6 +3,7 @@ generation they describe, specific reasons, and Normal and Warning events on bot
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,8 @@ from e2e_helpers import (
     apply,
     condition,
     events_of,
+    kubelet_reports,
+    ready_pod_status,
     resource,
     secret,
     with_reason,
@@ -134,6 +137,12 @@ def test_scheduled_tasks_get_specific_reasons_and_events_of_both_types(
 
     fixed = {**task, "timeZone": "Europe/Berlin", "entries": [{"job": "digest"}]}
     _apply(control_plane, "ScheduledTask", "nightly", fixed)
+    # Accepted: it waits for a scheduler pod, then is Ready.
+    starting = _verdict(control_plane, "st", "nightly", "SchedulerStarting")
+    assert starting["status"]["nextFire"].endswith(("+01:00", "+02:00"))
+    kubelet_reports(
+        control_plane, namespace, "app.kubernetes.io/component=scheduler", ready_pod_status()
+    )
     scheduled = _verdict(control_plane, "st", "nightly", "Scheduled")
     assert scheduled["status"]["nextFire"].endswith(("+01:00", "+02:00"))
     reasons = [(e["type"], e["reason"]) for e in _events(control_plane, "nightly", "Scheduled")]
@@ -160,3 +169,102 @@ def test_a_durable_job_gets_normal_events_as_it_converges(
     control_plane.kubectl("scale", "dj", "events", "-n", namespace, "--replicas=2")
     [scaled] = _events(control_plane, "events", "Scaled")
     assert (scaled["type"], scaled["message"]) == ("Normal", "workers scaled from 1 to 2")
+
+
+def test_a_crash_looping_worker_names_the_roles_refusal_on_the_durable_job(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    """The pod's last termination message (what the role wrote to /dev/termination-log)
+    reaches the DurableJob's Ready condition and a Warning event, with no progress deadline
+    waited for; once the pods are ready the job is Ready again."""
+    _apply(control_plane, "Secret", "db", {})
+    _apply(
+        control_plane, "DurableJob", "crashing", {**MINIMAL, "databaseSecretRef": {"name": "db"}}
+    )
+    _verdict(control_plane, "durablejob", "crashing", "WorkersStarting")
+    refusal = (
+        "X_DB_UNREACHABLE: cannot connect to the database at postgresql://app:***@db/ferry: "
+        'InvalidPasswordError: password authentication failed for user "app"'
+    )
+    crashed = {
+        "name": "ferry",
+        "image": IMAGE,
+        "imageID": "",
+        "ready": False,
+        "restartCount": 2,
+        "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 20s"}},
+        "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "message": refusal}},
+    }
+    selector = "ferry.dev/durablejob=crashing"
+    kubelet_reports(
+        control_plane, namespace, selector, {"phase": "Running", "containerStatuses": [crashed]}
+    )
+    job = _verdict(control_plane, "durablejob", "crashing", "WorkersCrashLooping")
+    ready = condition(job, "Ready")
+    assert ready and ready["status"] == "False" and refusal in ready["message"]
+    [warning] = _events(control_plane, "crashing", "WorkersCrashLooping")
+    assert warning["type"] == "Warning" and "password authentication failed" in warning["message"]
+    printed = control_plane.kubectl("get", "dj", "crashing", "-n", namespace)
+    assert "WorkersCrashLooping" in printed
+
+    kubelet_reports(control_plane, namespace, selector, ready_pod_status())
+    _verdict(control_plane, "durablejob", "crashing", "WorkersReady")
+
+
+def test_an_autoscaled_durable_job_gets_a_measuring_scheduler_and_waits_for_its_backlog(
+    control_plane: ControlPlane, operator: Fleet
+) -> None:
+    """With spec.autoscaling and no ScheduledTask, the namespace still gets its scheduler —
+    an empty task file, owned by the DurableJob — since its leader is what measures the
+    queue. No scheduler pod runs on this control plane, so nothing is measured: the workers
+    stay at minReplicas and the status says why; spec.replicas is ignored."""
+    scaled_ns = "ferry-autoscaled"
+    control_plane.kubectl("create", "namespace", scaled_ns)
+    try:
+        spec = {
+            **MINIMAL,
+            "databaseSecretRef": {"name": "db"},
+            "replicas": 5,
+            "autoscaling": {"minReplicas": 1, "maxReplicas": 4},
+        }
+        apply(
+            control_plane,
+            secret("db", scaled_ns),
+            resource("DurableJob", "scaled", scaled_ns, spec),
+        )
+
+        def waiting() -> dict[str, Any] | None:
+            body = control_plane.get("durablejob", "-n", scaled_ns, "scaled")
+            decided = (body.get("status") or {}).get("autoscaling") or {}
+            return (
+                body
+                if decided.get("measured") is False and "desiredReplicas" in body["status"]
+                else None
+            )
+
+        job = eventually_blocking(waiting, what="the autoscaler's first round")
+        decided = job["status"]["autoscaling"]
+        assert decided["replicas"] == 1
+        assert decided["message"].startswith(
+            "holding 1 replicas: the queue's backlog is not measured"
+        )
+        worker = control_plane.get("deployment", "-n", scaled_ns, "scaled-worker")
+        assert worker["spec"]["replicas"] == 1, "minReplicas, not spec.replicas"
+        scheduler = control_plane.get("deployment", "-n", scaled_ns, "ferry-scheduler")
+        owners = [(o["kind"], o["name"]) for o in scheduler["metadata"]["ownerReferences"]]
+        assert owners == [("DurableJob", "scaled")]
+        tasks = control_plane.get("configmap", "-n", scaled_ns, "ferry-scheduler-tasks")
+        assert json.loads(tasks["data"]["tasks.json"]) == {"tasks": []}
+        eventually_blocking(
+            lambda: (
+                control_plane.get("durablejob", "-n", scaled_ns, "scaled")["status"].get(
+                    "desiredReplicas"
+                )
+                == 1
+            ),
+            what="desiredReplicas 1",
+        )
+        header, row = control_plane.kubectl("get", "dj", "scaled", "-n", scaled_ns).splitlines()
+        assert row[header.index("DESIRED") :].split()[0] == "1", (header, row)
+    finally:
+        control_plane.kubectl("delete", "namespace", scaled_ns, "--wait=false", check=False)

@@ -8,6 +8,7 @@ budget that is a guard, never a claim; the times observed are printed, not asser
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import urllib.request
@@ -30,6 +31,9 @@ from ferry._jobs.facade import set_job_driver
 from ferry.drivers import postgres_job_driver
 
 NAMESPACE = "ferry-node-demo"
+QUEUE = "digests"
+"""The DurableJob's queue. The app declares send_digest on "default": the ScheduledTask's
+entries must reach this one, the only queue its workers poll."""
 DRAIN_SECONDS = 10
 PODS_BUDGET_S = 300.0  # first start: containerd unpacks the image, Python imports, migrations
 FIRE_BUDGET_S = 150.0  # a minutely cron fires within 60 s of the leader's first round
@@ -68,7 +72,7 @@ class Demo:
                     "--prefix",
                     "--tail=40",
                     "-l",
-                    "app.kubernetes.io/part-of=ferry",
+                    "app.kubernetes.io/managed-by=ferry-operator",
                     check=False,
                 ),
             )
@@ -86,7 +90,8 @@ def _serving(pod: dict[str, Any]) -> bool:
 def demo(
     cluster: Cluster, ferry_release: str, pod_database: PodDatabase, node_assets: NodeAssets
 ) -> Iterator[Demo]:
-    """The DurableJob (2 workers) and the minutely ScheduledTask (2 schedulers), all Running."""
+    """The DurableJob (2 workers, polling the queue "digests") and the minutely ScheduledTask
+    (2 schedulers), all Running."""
     plane = cluster.plane
     resources = minutely_digest(
         NAMESPACE,
@@ -95,6 +100,7 @@ def demo(
         replicas=2,
         concurrency=4,
         drainSeconds=DRAIN_SECONDS,
+        queue=QUEUE,
     )
     for resource in resources:
         plane.kubectl("apply", "-f", "-", stdin=json.dumps(resource))
@@ -163,6 +169,36 @@ async def test_pods_run_the_built_image_and_a_scheduled_occurrence_runs_on_a_wor
     assert sum(completed) >= 1, completed
 
 
+async def test_every_occurrence_reaches_the_durable_jobs_queue_and_completes(
+    demo: Demo, db: asyncpg.Connection
+) -> None:
+    """Budget: two minutely occurrences. Invariant: the scheduler enqueues each on the
+    DurableJob's queue "digests" (not the "default" the code declares send_digest on, where
+    no worker of it listens), and every occurrence fired completes."""
+    runs = "SELECT queue, state FROM ferry.jobs WHERE name = 'send_digest'"
+
+    async def two_fired_all_done() -> list[Any] | None:
+        rows = await db.fetch(runs)
+        done = [r for r in rows if r["state"] == "completed"]
+        return rows if len(rows) >= 2 and len(done) == len(rows) else None
+
+    rows = await eventually(
+        two_fired_all_done,
+        what="two occurrences fired, every one completed",
+        within_s=FIRE_BUDGET_S + 60,
+        every_s=1,
+        context=demo.logs,
+    )
+    assert {row["queue"] for row in rows} == {QUEUE}, rows
+    print(f"measured: {len(rows)} occurrences fired onto {QUEUE!r}, all completed")
+    # What the operator can see of the difference: the app declares send_digest on
+    # "default", so runs its code enqueues would miss these workers. Flagged, still Ready.
+    job = demo.cluster.plane.get("dj", "send-digest", "-n", NAMESPACE)
+    ready = next(c for c in job["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("True", "QueueMismatch"), ready
+    assert 'declares job "send_digest" on queue "default"' in ready["message"]
+
+
 def _by_name(pods: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {pod["metadata"]["name"]: pod for pod in pods}
 
@@ -191,7 +227,9 @@ async def test_a_deleted_busy_worker_pod_drains_and_its_run_resumes_on_another_p
     await driver.open()
     set_job_driver(driver)
     try:
-        run = await reindex_catalog.enqueue({"catalog": "drain", "batches": 40, "batch_seconds": 1})
+        run = await reindex_catalog.enqueue(
+            {"catalog": "drain", "batches": 40, "batch_seconds": 1}, queue=QUEUE
+        )
     finally:
         set_job_driver(None)
         await driver.close()
@@ -267,17 +305,32 @@ async def test_deleting_the_scheduler_leader_pod_hands_the_lease_to_the_standby(
     standby = {p["metadata"]["name"] for p in demo.pods("scheduler")} - {leader}
     assert standby, "two scheduler pods, one leading"
 
-    deleted = time.monotonic()
-    plane.kubectl("delete", "pod", "-n", NAMESPACE, leader, "--wait=false")
-    holder = await eventually(
-        lambda: db.fetchval(
-            f"{LEADER} AND holder NOT LIKE $1", f"{leader}:%"
-        ),
-        what="another scheduler holding the lease",
-        within_s=RUN_BUDGET_S,
-        every_s=0.5,
-        context=demo.logs,
+    # The deleted pod's log goes with it: follow it while it drains, for the failure message.
+    last_words = demo.cluster.node.workdir / f"{leader}.log"
+    with last_words.open("wb") as sink:
+        following = await asyncio.create_subprocess_exec(
+            str(plane.tools / "kubectl"),
+            *("logs", "-f", "-n", NAMESPACE, leader),
+            stdout=sink,
+            stderr=asyncio.subprocess.STDOUT,
+            env=plane.env(),
+        )
+    try:
+        deleted = time.monotonic()
+        plane.kubectl("delete", "pod", "-n", NAMESPACE, leader, "--wait=false")
+        holder = await eventually(
+            lambda: db.fetchval(f"{LEADER} AND holder NOT LIKE $1", f"{leader}:%"),
+            what="another scheduler holding the lease",
+            within_s=RUN_BUDGET_S,
+            every_s=0.5,
+            context=demo.logs,
+        )
+        took = time.monotonic() - deleted
+    finally:
+        following.terminate()
+        await following.wait()
+    assert _host(holder) in standby, (
+        f"{_host(holder)} took the lease {took:.1f} s after the delete, not {standby}; the "
+        f"deleted leader's log:\n{last_words.read_text(errors='replace')[-6000:]}\n{demo.logs()}"
     )
-    took = time.monotonic() - deleted
-    assert _host(holder) in standby
     print(f"measured: leader pod deleted → {_host(holder)} holds the lease {took:.1f} s")

@@ -43,6 +43,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "driver_options(**options): the options the test's drivers are built with"
     )
+    config.addinivalue_line(
+        "markers",
+        "chaos: kills, partitions and failovers under load (tests/chaos; part of the whole "
+        "suite, `-m chaos` runs them alone, `-m 'not chaos'` leaves them out)",
+    )
     # The suite runs on asyncio's own loop unless FERRY_EVENT_LOOP=uvloop says otherwise;
     # the processes the tests start (ferry worker, …) inherit the choice.
     os.environ.setdefault(event_loop.ENV, "asyncio")
@@ -142,6 +147,19 @@ def new_redis_prefix(redis_url: str) -> Iterator[Callable[[], str]]:
 def redis_prefix(new_redis_prefix: Callable[[], str]) -> str:
     """A fresh key prefix for this test (the one a Redis ``driver`` is on)."""
     return new_redis_prefix()
+
+
+@pytest.fixture
+async def unretrieved() -> AsyncIterator[list[str]]:
+    """What asyncio's exception handler was handed while the test ran — a task whose error
+    nobody read ("Task exception was never retrieved") says so there when it is collected;
+    the list is final once the test called ``gc.collect()``."""
+    loop = asyncio.get_running_loop()
+    seen: list[str] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _, context: seen.append(str(context.get("message"))))
+    yield seen
+    loop.set_exception_handler(previous)
 
 
 @pytest.fixture

@@ -146,6 +146,12 @@ class FerryProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    @property
+    def worker_id(self) -> str:
+        """The id a ``ferry worker`` started with ``--log-format json`` logged at start."""
+        [started] = self.events("jobs.worker.started")
+        return str(started["worker_id"])
+
     def events(self, name: str) -> list[dict[str, Any]]:
         """Every JSON log line (``--log-format json``) of event ``name``, in order."""
         found = []

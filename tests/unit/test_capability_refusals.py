@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 from support.core_only import CoreOnlyDriver
 
-from ferry import Concurrency, Step, backfill, job, set_job_driver, webhook
+from ferry import Concurrency, RateLimit, Step, backfill, job, set_job_driver, webhook
 from ferry._admin.app import admin_app
 from ferry._admin.sessions import Sessions
 from ferry._clock import FrozenClock
@@ -50,6 +50,16 @@ async def fans_out(input: Item, step: Step) -> None:
     name="refusals.capped",
 )
 async def capped(input: Item) -> None:
+    return None
+
+
+@job(
+    input=Item,
+    idempotency_key=lambda i: f"rated:{i.id}",
+    rate=RateLimit(limit=10, per="1s"),
+    name="refusals.rated",
+)
+async def rated(input: Item) -> None:
     return None
 
 
@@ -122,6 +132,11 @@ async def test_the_worker_caps_need_slots_and_concurrency_keeps_its_own_code(
     with pytest.raises(FerryError) as caught:
         await JobWorker(driver=core, jobs=[capped]).run_due()
     assert caught.value.code == "X_JOB_CONCURRENCY_UNENFORCEABLE"
+
+
+async def test_a_worker_with_a_rated_job_needs_rate_windows(core: CoreOnlyDriver) -> None:
+    worker = JobWorker(driver=core, jobs=[plain, rated])
+    await refused(worker.run_due, "rates", 'job "refusals.rated"')
 
 
 async def test_the_dashboard_needs_introspection_and_records(core: CoreOnlyDriver) -> None:

@@ -42,6 +42,7 @@ def test_every_extra_of_the_code_is_an_extra_of_the_distribution() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
     named = {"sqlite", "redis", "dashboard", "mcp", "embedded", "otel", "uvloop"}
+    named |= {"psycopg", "sqlalchemy", "django"}  # the integrations (docs/integrations.md)
     assert set(EXTRAS) <= named <= set(extras)
     core = " ".join(project["dependencies"])
     for name in ("starlette", "uvicorn", "jinja2", "redis", "pgserver", "mcp", "opentelemetry"):
@@ -151,3 +152,9 @@ def test_joining_a_sqlite_transaction_without_aiosqlite_is_refused(tmp_path: Pat
         ["aiosqlite"],
     )
     _assert_refused(refusal, "sqlite", "joining the caller's SQLite transaction")
+
+
+@pytest.mark.parametrize("blocked", ["django", "psycopg"])
+def test_the_django_integration_without_its_extra_is_refused(blocked: str) -> None:
+    refusal = refusal_of("import ferry.contrib.django", [blocked])
+    _assert_refused(refusal, "django", "ferry.contrib.django")

@@ -29,12 +29,15 @@ def _exported() -> dict[str, set[str]]:
     """Every sample name the runtime exports, with the labels it carries."""
     worker, scheduler = WorkerMetrics(CollectorRegistry()), SchedulerMetrics(CollectorRegistry())
     worker.serve_queues(["q"])
+    worker.serve_rated(["j"])
     scheduler.serve_tasks(["t"])
+    scheduler.declare_jobs([("j", "q")])
     worker.runs.labels(queue="q", job="j", outcome="completed").inc()
     worker.run_duration.labels(queue="q", job="j").observe(1)
     worker.step_executions.labels(job="j").inc()
-    worker.queue_depth.labels(queue="q", state="queued").set(1)
-    worker.queue_oldest_age.labels(queue="q").set(1)
+    worker.queues.depth.labels(queue="q", state="queued").set(1)
+    worker.queues.oldest_age.labels(queue="q").set(1)
+    worker.queues.backlog.labels(queue="q").set(1)
     maintenance = MaintenanceMetrics(CollectorRegistry())
     names: dict[str, set[str]] = {}
     for registry in (worker.registry, scheduler.registry, maintenance.registry):

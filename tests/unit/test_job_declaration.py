@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from ferry import Concurrency, FerryError, Retry, define_api, job
+from ferry import Concurrency, FerryError, RateLimit, Retry, define_api, job
 from ferry._jobs.declaration import JobHandle
 
 
@@ -87,8 +87,12 @@ def test_the_handle_lifts_every_declared_field_and_has_no_run() -> None:
         "timeoutMs": 30_000,
         "tenant": False,
         "concurrency": {"limit": 2, "keyed": True, "whenBusy": "fail"},
+        "rate": None,
         "steps": [],
     }
+    rated = declare(rate=RateLimit(limit=100, per="1m", key=lambda i: i.org_id), name="rated")
+    assert rated.rate is not None and rated.rate.per_ms == 60_000
+    assert rated.describe()["rate"] == {"limit": 100, "perMs": 60_000, "keyed": True}
 
 
 def test_default_retry_is_three_attempts_doubling_from_one_second_capped_at_thirty() -> None:
@@ -175,17 +179,53 @@ def test_bad_policies_are_refused(build: Any, named: str) -> None:
     assert refused.value.code == "X_INVARIANT" and named in refused.value.message
 
 
-def test_a_body_must_be_async_and_declare_only_known_parameters() -> None:
-    def sync_body(input: Org) -> None:
-        return None
+@pytest.mark.parametrize(
+    ("build", "named"),
+    [
+        (lambda: RateLimit(limit=0, per="1m"), "limit=0"),
+        (lambda: RateLimit(limit=-5, per="1m"), "limit=-5"),
+        (lambda: RateLimit(limit=2.5, per="1m"), "limit=2.5"),  # type: ignore[arg-type]
+        (lambda: RateLimit(limit=True, per="1m"), "limit=True"),
+        (lambda: RateLimit(limit=100_001, per="1m"), "limit=100001"),
+        (lambda: RateLimit(limit=10, per="soon"), "RateLimit.per 'soon'"),
+        (lambda: RateLimit(limit=10, per="-1s"), "RateLimit.per '-1s'"),
+        (lambda: RateLimit(limit=10, per=0), "per=0"),
+        (lambda: RateLimit(limit=10, per="8d"), "per='8d'"),
+        (lambda: RateLimit(limit=10, per="1m", key="account_id"), "key='account_id'"),  # type: ignore[arg-type]
+        (lambda: declare(rate=Concurrency(limit=1)), "is not a RateLimit"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_bad_rate_limit_is_refused_where_it_is_written(build: Any, named: str) -> None:
+    with pytest.raises(FerryError) as refused:
+        build()
+    assert refused.value.code == "X_RATE_INVALID"
+    assert named in refused.value.message and refused.value.fix
+
+
+def test_a_body_is_a_function_that_declares_only_known_parameters() -> None:
+    def generator_body(input: Org) -> Any:
+        yield input
 
     async def odd_body(input: Org, request: object) -> None:
         return None
 
-    with pytest.raises(FerryError, match="not an async function"):
-        job(input=Org, idempotency_key=lambda i: "k")(sync_body)  # type: ignore[arg-type]
+    with pytest.raises(FerryError, match="generator function"):
+        job(input=Org, idempotency_key=lambda i: "k")(generator_body)
+    with pytest.raises(FerryError, match="is not a function"):
+        job(input=Org, idempotency_key=lambda i: "k")(print)
     with pytest.raises(FerryError, match="'request'"):
         job(input=Org, idempotency_key=lambda i: "k")(odd_body)
+
+
+def test_a_def_body_is_a_sync_job_and_an_async_def_body_is_not() -> None:
+    def blocking(input: Org) -> int:
+        return 1
+
+    async def awaiting(input: Org) -> int:
+        return 1
+
+    assert job(input=Org, idempotency_key=lambda i: "k")(blocking).definition.sync
+    assert not job(input=Org, idempotency_key=lambda i: "k")(awaiting).definition.sync
 
 
 async def test_an_empty_idempotency_key_is_refused_at_enqueue(ferry_harness: Any) -> None:

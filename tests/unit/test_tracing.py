@@ -14,6 +14,8 @@ from opentelemetry.trace import StatusCode
 from pydantic import BaseModel
 
 from ferry import Retry, job
+from ferry._jobs.execute import execute_job
+from ferry.drivers.protocol import ClaimOptions
 from ferry.testing import Harness
 
 _exporter = InMemorySpanExporter()
@@ -84,3 +86,19 @@ async def test_a_retry_logs_a_warning_and_a_dead_letter_an_error_and_marks_its_s
         if r.getMessage().startswith("jobs.run.")
     ]
     assert verdicts == [("WARNING", "jobs.run.retrying"), ("ERROR", "jobs.run.dead")]
+
+
+async def test_an_attempt_whose_settle_the_fence_refused_never_claims_completion() -> None:
+    harness = Harness(tasks=[])
+    with harness.installed():
+        await ship.enqueue({"id": "c"})
+    options = ClaimOptions(worker_id="w1", lease_ms=1_000)
+    [mine] = await harness.driver.claim(options)
+    harness.clock.advance("1s")  # the lease lapses and another worker takes the run over
+    [theirs] = await harness.driver.claim(ClaimOptions(worker_id="w2", lease_ms=1_000))
+    assert theirs.id == mine.id
+    report = await execute_job(mine, driver=harness.driver, worker_id="w1", lease_ms=1_000)
+    [span] = _exporter.get_finished_spans()
+    assert report.outcome == "superseded"
+    assert (span.attributes or {}).get("job.outcome") == "superseded"
+    assert span.status.status_code == StatusCode.ERROR

@@ -1,7 +1,8 @@
 """The SSRF table: every way of writing an address, judged by where it really leads.
 
-IPv6 carries IPv4 addresses in several forms (IPv4-mapped and -compatible, NAT64, 6to4,
-Teredo); a gateway turns each back into its IPv4 address, so each is judged by that.
+IPv6 carries IPv4 addresses in several forms (IPv4-mapped and -compatible, SIIT
+IPv4-translated, NAT64 under every RFC 6052 layout, 6to4, ISATAP, Teredo); a gateway turns
+each back into its IPv4 address, so each is judged by that.
 """
 
 from __future__ import annotations
@@ -45,6 +46,16 @@ REFUSED = [
     ("2001:0:808:808::80ff:fffe", "Teredo client form of 127.0.0.1"),
     ("2001:0:a00:8::f7f7:f7f7", "Teredo server form of 10.0.0.8"),
     ("2001:0:808:808::f7f7:f7f7", "Teredo tunnel"),  # both ends public: still a tunnel
+    ("::ffff:0:7f00:1", "SIIT IPv4-translated form of 127.0.0.1"),
+    ("::ffff:0:a9fe:a9fe", "SIIT IPv4-translated form of 169.254.169.254"),
+    ("::ffff:0:a00:8", "SIIT IPv4-translated form of 10.0.0.8"),
+    ("64:ff9b:1:7f00:1::", "NAT64 form of 127.0.1.0"),  # the /48 layout of 127.0.x.x
+    ("64:ff9b:1:a:0:a00:100:0", "NAT64 form of 10.0.10.0"),  # the /56 layout
+    ("64:ff9b:1:0:a:a00:800:0", "NAT64 form of 10.10.0.8"),  # the /64 layout
+    ("64:ff9b:1::808:808", "NAT64 form of 0.0.0.8"),  # 8.8.8.8 as /96, 0.0.0.8 as /64
+    ("64:ff9b:1:808:808:808:808:808", "local-use NAT64"),  # public in every layout
+    ("2600::5efe:7f00:1", "ISATAP form of 127.0.0.1"),
+    ("2600::200:5efe:a9fe:a9fe", "ISATAP form of 169.254.169.254"),
 ]
 PUBLIC = [
     "8.8.8.8",
@@ -54,6 +65,8 @@ PUBLIC = [
     "::ffff:8.8.8.8",  # IPv4-mapped: it is 8.8.8.8
     "64:ff9b::808:808",  # NAT64 of 8.8.8.8: an IPv6-only cluster reaching a public host
     "2002:808:808::1",  # 6to4 of 8.8.8.8
+    "::ffff:0:808:808",  # SIIT of 8.8.8.8
+    "2600::200:5efe:808:808",  # ISATAP of 8.8.8.8
 ]
 
 

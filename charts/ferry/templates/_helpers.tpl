@@ -58,6 +58,10 @@ app.kubernetes.io/component: operator
 - apiGroups: [apps]
   resources: [deployments]
   verbs: [get, list, watch, create, patch, delete]
+# The pods of those Deployments (streamed label-selected too): why they do not run.
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [list, watch]
 # get: the operator reads an object's metadata before deleting it, and deletes only its own.
 - apiGroups: [""]
   resources: [configmaps, services]

@@ -29,10 +29,12 @@ import ferry._operations as operations
 from ferry._admin.banners import error_key, error_text, notice_text
 from ferry._admin.charts import format_ms, read_charts
 from ferry._admin.sessions import Sessions
-from ferry._admin.throttle import SignInThrottle
+from ferry._bounds import run_id as parse_run_id
 from ferry._operations.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access, Grant
 from ferry._operations.filters import FILTER_WORDS, MAX_PAGE, instant
 from ferry._operations.queues import queue_overview
+from ferry._operations.throttle import TokenThrottle
+from ferry._storable import quoted
 from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 from ferry.errors import FerryError
@@ -112,7 +114,8 @@ def admin_app(
 class _Pages:
     def __init__(self, dashboard: Dashboard) -> None:
         self.d = dashboard
-        self.throttle = SignInThrottle(dashboard.driver.clock)
+        self.throttle = TokenThrottle(dashboard.driver.clock)
+        """One count per address for wrong tokens, typed in the form or sent as bearer."""
         # Asked for here, when the app is built: a driver lacking one refuses at start.
         self.introspect = need(dashboard.driver, INTROSPECT, by="the dashboard")
         self.sessions = Sessions(dashboard.driver)
@@ -132,6 +135,14 @@ class _Pages:
 
         def wrap(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             async def endpoint(request: Request) -> Response:
+                authorization = request.headers.get("authorization")
+                if authorization is not None:
+                    client = _client(request)
+                    wait_s = self.throttle.retry_after_s(client)
+                    if wait_s:
+                        return self._throttled(wait_s)
+                    if self.d.access.bearer_level(authorization) is None:
+                        self.throttle.failed(client, event="admin.bearer")
                 grant = await self._grant(request)
                 if grant is None:
                     if request.method == "GET":
@@ -178,10 +189,7 @@ class _Pages:
         error, status = None, 200
         if request.method == "POST":
             access = self.d.access
-            client = access.client_address(
-                request.client.host if request.client else None,
-                request.headers.get("x-forwarded-for"),
-            )
+            client = _client(request)
             wait_s = self.throttle.retry_after_s(client)
             if wait_s:
                 error = f"Too many failed sign-ins from your address: try again in {wait_s} s."
@@ -197,7 +205,7 @@ class _Pages:
                 response = RedirectResponse(f"{PREFIX}/jobs", status_code=303)
                 self._set_session(request, response, access.new_session(level))
                 return _secured(response)
-            self.throttle.failed(client)
+            self.throttle.failed(client, event="admin.signin")
             error, status = "That token grants neither job:read nor job:manage.", 401
         html = self.templates.get_template("login.html").render(error=error, prefix=PREFIX)
         return _secured(HTMLResponse(html, status_code=status))
@@ -275,12 +283,16 @@ class _Pages:
 
     async def run(self, request: Request, grant: Grant) -> Response:
         """One run: input, state, attempts, steps timeline, error, lease."""
-        run_id = request.path_params["run_id"]
-        detail = await self.introspect.get_run(run_id)
-        if detail is None:
+        try:
+            detail = await operations.show_run(self.d.driver, request.path_params["run_id"])
+        except FerryError as refused:
+            if refused.code != "X_RUN_NOT_FOUND":
+                return self._plain(400, f"{refused.code}: {refused.message}")
+            run_id = request.path_params["run_id"]
             return self._page(
                 request, grant, "missing.html", title="No such run", run_id=run_id, status=404
             )
+        run_id = detail.summary.id
         shown, truncated = _bounded_json(detail.payload, SHOWN_INPUT_CHARS)
         result, result_truncated = _bounded_json(detail.result, SHOWN_INPUT_CHARS)
         return self._page(
@@ -291,6 +303,7 @@ class _Pages:
             run=detail,
             s=detail.summary,
             timeline=_timeline(detail),
+            waiting=operations.waiting_for(detail),
             input_text=shown,
             input_truncated=truncated,
             result_text=result,
@@ -308,10 +321,12 @@ class _Pages:
     async def _download(
         self, request: Request, what: str, value: Callable[[RunDetail], Any]
     ) -> Response:
-        run_id = request.path_params["run_id"]
-        detail = await self.introspect.get_run(run_id)
-        if detail is None:
-            return self._plain(404, f"no run has id {run_id[:40]!r}")
+        try:
+            detail = await operations.show_run(self.d.driver, request.path_params["run_id"])
+        except FerryError as refused:
+            status = 404 if refused.code == "X_RUN_NOT_FOUND" else 400
+            return self._plain(status, f"{refused.code}: {refused.message}")
+        run_id = detail.summary.id
         body = json.dumps(value(detail), ensure_ascii=False, default=str).encode()
         response = Response(body, media_type="application/json")
         response.headers["Content-Disposition"] = f'attachment; filename="run-{run_id}-{what}.json"'
@@ -337,11 +352,15 @@ class _Pages:
 
     async def run_action(self, request: Request, grant: Grant) -> Response:
         """Retry or cancel one run, then back to its page with a banner."""
-        run_id, action = request.path_params["run_id"], request.path_params["action"]
-        back = f"{PREFIX}/jobs/runs/{run_id}"
+        action = request.path_params["action"]
         actions = {"retry": operations.retry_run, "cancel": operations.cancel_run}
         if action not in actions:
-            return self._plain(404, f"no run action {action!r}")
+            return self._plain(404, f"no run action {quoted(action)}")
+        try:
+            run_id = parse_run_id(request.path_params["run_id"])
+        except FerryError as refused:
+            return self._plain(400, f"{refused.code}: {refused.message}")
+        back = f"{PREFIX}/jobs/runs/{run_id}"
         try:
             done = await actions[action](self.d.driver, run_id)
         except FerryError as refused:
@@ -397,7 +416,7 @@ class _Pages:
                     now_ms=self.d.driver.clock.now_ms(),
                 )
             else:
-                return self._plain(404, f"no task action {action!r} here")
+                return self._plain(404, f"no task action {quoted(action)} here")
         except FerryError as refused:
             return _back(back, error=error_key(refused))
         return _back(back, notice=done.notice)
@@ -439,6 +458,13 @@ class _Pages:
         )
         return HTMLResponse(html, status_code=status)
 
+    def _throttled(self, wait_s: int) -> Response:
+        response = self._plain(
+            429, f"X_THROTTLED: too many wrong tokens from your address: try again in {wait_s} s"
+        )
+        response.headers["Retry-After"] = str(wait_s)
+        return response
+
     def _plain(self, status: int, message: str) -> Response:
         return _secured(
             HTMLResponse(
@@ -457,9 +483,9 @@ class _Pages:
             path=PREFIX,
             httponly=True,
             samesite="strict",
-            secure=self.d.access.over_https(
-                request.url.scheme, request.headers.get("x-forwarded-proto")
-            ),
+            # The scheme the server saw: https directly, or from a proxy named with
+            # --trust-proxy (the server rewrites it then; a header alone changes nothing).
+            secure=request.url.scheme == "https",
         )
 
 
@@ -494,6 +520,12 @@ def _timeline(run: RunDetail) -> list[TimelineBar]:
         )
         for step in run.steps
     ]
+
+
+def _client(request: Request) -> str:
+    """The address a request came from: the TCP peer as the server reports it (behind a
+    proxy named with ``--trust-proxy``, the client that proxy reports)."""
+    return request.client.host if request.client else "unknown"
 
 
 def _shown(words: dict[str, str | None]) -> dict[str, str]:

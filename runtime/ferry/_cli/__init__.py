@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from contextvars import ContextVar
+from typing import NoReturn
 
 from ferry import _event_loop as event_loop
 from ferry._cli import (
@@ -27,6 +29,7 @@ from ferry._cli import (
     worker_command,
 )
 from ferry._cli.database import configured_dsn
+from ferry._cli.termination import record_refusal
 from ferry._logs import configure_logging
 from ferry._operations.envelope import Outcome
 from ferry.drivers._url import connection_refusal
@@ -50,8 +53,31 @@ _GROUPS = (
 )
 
 
+_parsing: ContextVar[str] = ContextVar("ferry_cli_parsing", default="ferry")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, refusing a command line that does not parse with ``X_USAGE`` (so
+    ``--json`` gets the envelope) instead of printing usage and exiting 2."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # Every subcommand's parser passes here: the deepest one names the command a
+        # refusal raised while parsing (a flag out of bounds) belongs to.
+        _parsing.set(self.prog)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        raise FerryError(
+            "X_USAGE",
+            f"{self.prog}: {message}",
+            f"run `{self.prog} --help` for the commands and flags it takes",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ferry", description="Durable background work for Python on PostgreSQL (or SQLite)."
     )
     parser.add_argument("--json", action="store_true", help="print the JSON envelope (anywhere)")
@@ -69,7 +95,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # command, so it is taken out before the per-command parsers see the words.
     as_json = "--json" in words
     words = [word for word in words if word != "--json"]
-    args = build_parser().parse_args(words)
+    try:
+        args = build_parser().parse_args(words)
+    except FerryError as refused:  # a line that does not parse, or a number out of bounds
+        command = _parsing.get().removeprefix("ferry").strip() or "ferry"
+        return Outcome.refused(command, refused).emit(as_json=as_json)
     # Text lines carry each event's fields (job id, code, attempt, …); a role given
     # --log-format json reconfigures this when it starts.
     configure_logging(args.log_level, "text")
@@ -89,4 +119,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if refusal is None:
             raise
         outcome = Outcome.refused(command, refusal)
+    if args.command_path[0] in {"run", *roles.ROLES}:
+        record_refusal(outcome)
     return outcome.emit(as_json=as_json)

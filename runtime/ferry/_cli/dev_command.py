@@ -18,6 +18,7 @@ from ferry._app import load_app
 from ferry._cli.admin_command import dashboard_options
 from ferry._cli.database import add_database_options
 from ferry._cli.lifecycle import run_role
+from ferry._cli.numbers import seconds, whole
 from ferry._cli.process_options import add_log_options
 from ferry._extras import require_extra
 from ferry._lifecycle import Role
@@ -39,9 +40,11 @@ def register(subparsers: Any) -> None:
     add_database_options(dev)
     add_log_options(dev)
     dev.add_argument("--app", default=None, help="module[:api] with the jobs and tasks")
-    dev.add_argument("--concurrency", type=int, default=10)
-    dev.add_argument("--lease-seconds", type=float, default=30.0)
-    dev.add_argument("--drain-seconds", type=float, default=5.0)
+    dev.add_argument("--concurrency", type=whole("--concurrency", 1, 10_000), default="10")
+    dev.add_argument("--lease-seconds", type=seconds("--lease-seconds"), default="30")
+    dev.add_argument(
+        "--drain-seconds", type=seconds("--drain-seconds", positive=False), default="5"
+    )
     dashboard_options(dev, default_port=8000)
     dev.set_defaults(handler=run_dev, command_path=["dev"])
 
@@ -57,9 +60,7 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
     token = args.token_manage or os.environ.get("FERRY_ADMIN_TOKEN_MANAGE")
     if token is None and not args.insecure_dev:
         token = secrets.token_urlsafe(16)
-    access = Access.from_options(
-        args.token_read, token, insecure_dev=args.insecure_dev, trust_proxy=args.trust_proxy
-    )
+    access = Access.from_options(args.token_read, token, insecure_dev=args.insecure_dev)
 
     def build(driver: JobDriver) -> list[Role]:
         worker = job_worker(
@@ -73,6 +74,7 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
             admin_app(driver, access=access, tasks=list(api.tasks.values())),
             host=args.host,
             port=args.port,
+            trusted_proxies=args.trust_proxy,
         )
         scheduler = [Scheduler(driver=driver, tasks=api.tasks.values())] if api.tasks else []
         # The default retention, by the scheduler's leadership when there is a scheduler.

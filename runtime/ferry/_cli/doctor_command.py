@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ferry._cli.database import add_database_options, driver_for, open_driver
+from ferry._cli.numbers import whole
 from ferry._cli.tables import table
 from ferry._clock import SystemClock
 from ferry._operations.envelope import Outcome
@@ -44,8 +45,8 @@ def register(subparsers: Any) -> None:
     add_database_options(doctor)
     doctor.add_argument(
         "--max-skew-ms",
-        type=int,
-        default=1_000,
+        type=whole("--max-skew-ms", 0, 86_400_000),
+        default="1000",
         help="largest clock difference with the database that passes (default 1000)",
     )
     doctor.set_defaults(handler=run_doctor, command_path=["doctor"])

@@ -12,8 +12,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ferry._checks import require_count
 from ferry._cli.database import configured_dsn
+from ferry._cli.numbers import whole
 from ferry._cli.tables import table
 from ferry._identity import new_worker_id
 from ferry._move import COLLISIONS_LISTED, MoveReport, move_runs
@@ -49,7 +49,10 @@ def register(commands: Any) -> None:
     drain.add_argument("--queue", action="append", default=None, help="only this queue (repeat)")
     drain.add_argument("--include-dead", action="store_true", help="move dead runs too")
     drain.add_argument(
-        "--batch", type=int, default=DEFAULT_BATCH, help=f"runs per batch (default {DEFAULT_BATCH})"
+        "--batch",
+        type=whole("--batch", 1, 10_000),
+        default=str(DEFAULT_BATCH),
+        help=f"runs per batch (default {DEFAULT_BATCH}, at most 10000)",
     )
     drain.set_defaults(handler=drain_queue, command_path=["jobs", "drain"])
 
@@ -64,7 +67,6 @@ async def drain_queue(args: argparse.Namespace) -> Outcome:
             "DATABASE_URL is set",
             "pass --from postgresql://user:password@host:5432/database",
         )
-    require_count(args.batch, what="--batch {}", fix="pass --batch 500 (the default)")
     queues = [check_name(q, what="queue") for q in args.queue] if args.queue else None
     source = job_driver_from_url(source_url, schema=args.from_schema or args.schema)
     target = job_driver_from_url(args.to, schema=args.to_schema or args.schema)

@@ -7,21 +7,23 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import ferry._operations as operations
+from ferry._app import load_app
+from ferry._bounds import INT32_MAX, INT32_MIN
 from ferry._cli import drain_command
 from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.numbers import whole
 from ferry._cli.tables import fields, table
-from ferry._duration import to_ms
+from ferry._jobs.facade import set_job_driver
 from ferry._operations.envelope import Outcome
 from ferry._operations.filters import FILTER_WORDS, instant
 from ferry._operations.preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
-from ferry._operations.queues import DEFAULT_WINDOW_MS
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 
 Command = Callable[[argparse.Namespace, JobDriver], Awaitable[Outcome]]
 
 
 def register(subparsers: Any) -> None:
-    """Add ``ferry jobs ls|show|retry|cancel|stats|drain``."""
+    """Add ``ferry jobs ls|show|retry|cancel|enqueue|stats|drain``."""
     jobs = subparsers.add_parser("jobs", help="inspect and act on runs")
     commands = jobs.add_subparsers(dest="jobs_command", required=True)
 
@@ -53,6 +55,20 @@ def register(subparsers: Any) -> None:
     cancel = commands.add_parser("cancel", help="cancel a queued, sleeping or running run")
     cancel.add_argument("id")
     bind_driver_command(cancel, ["jobs", "cancel"], cancel_run)
+
+    enqueue = commands.add_parser("enqueue", help="queue one run of a declared job")
+    enqueue.add_argument("name", help="the job's name")
+    enqueue.add_argument("--input", required=True, help="the job's input as a JSON object")
+    enqueue.add_argument("--delay", default=None, help='due after this long, e.g. "10m"')
+    enqueue.add_argument(
+        "--priority",
+        type=whole("--priority", INT32_MIN, INT32_MAX),
+        default=None,
+        help="this run's priority (default: the job's)",
+    )
+    enqueue.add_argument("--queue", default=None, help="this run's queue (default: the job's)")
+    enqueue.add_argument("--app", default=None, help="module[:api] with the jobs (or $FERRY_APP)")
+    bind_driver_command(enqueue, ["jobs", "enqueue"], enqueue_run)
 
     stats = commands.add_parser("stats", help="per queue: depth, states, throughput")
     stats.add_argument("--window", default="5m", help="throughput window (default 5m)")
@@ -103,10 +119,9 @@ async def list_runs(args: argparse.Namespace, driver: JobDriver) -> Outcome:
 async def show_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Everything known about one run."""
     run = await operations.show_run(driver, args.id)
-    s = run.summary
     return Outcome(
         "jobs show",
-        f'run {s.id} of job "{s.name}" is {s.state}',
+        operations.run_headline(run),
         operations.run_json(run),
         text=_detail_text(run, full=args.full),
     )
@@ -133,6 +148,7 @@ def _detail_text(run: RunDetail, *, full: bool) -> str:
             ("job", s.name),
             ("queue", s.queue),
             ("state", s.state),
+            ("waiting", operations.waiting_for(run)),
             ("attempts", f"{s.attempts}/{s.max_attempts}"),
             ("input", shown("input", run.payload)),
             ("result", shown("result", run.result) if run.result is not None else None),
@@ -149,6 +165,7 @@ def _detail_text(run: RunDetail, *, full: bool) -> str:
             ("actor", run.actor),
             ("idempotency key", run.idempotency_key),
             ("concurrency key", run.concurrency_key),
+            ("rate key", run.rate_key),
             ("lease holder", run.locked_by),
             ("lease expires", instant(run.lease_expires_at_ms) if run.locked_by else None),
             (
@@ -204,6 +221,21 @@ def _detail_text(run: RunDetail, *, full: bool) -> str:
     )
 
 
+async def enqueue_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
+    """Queue one run of a declared job, through its handle, on the command's store."""
+    jobs = load_app(args.app).jobs
+    operations.find_job(jobs, args.name)  # refused before anything is written
+    value = operations.input_of(args.input)
+    previous = set_job_driver(driver)
+    try:
+        done = await operations.enqueue_job(
+            jobs, args.name, value, delay=args.delay, priority=args.priority, queue=args.queue
+        )
+    finally:
+        set_job_driver(previous)
+    return Outcome("jobs enqueue", done.summary, done.data)
+
+
 async def retry_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Put a dead or cancelled run back to queued."""
     done = await operations.retry_run(driver, args.id)
@@ -218,7 +250,7 @@ async def cancel_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
 
 async def queue_stats(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Depth, state counts and throughput per queue."""
-    window_ms = to_ms(args.window, what="--window") or DEFAULT_WINDOW_MS
+    window_ms = operations.stats_window_ms(args.window)
     queues = await operations.queue_stats(driver, window_ms)
     text = table(
         None,

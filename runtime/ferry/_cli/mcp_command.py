@@ -15,8 +15,10 @@ import os
 from typing import Any
 
 from ferry._app import load_app
+from ferry._cli.admin_command import trust_proxy_option
 from ferry._cli.database import add_database_options
 from ferry._cli.lifecycle import run_role
+from ferry._cli.numbers import PORT
 from ferry._extras import require_extra
 from ferry._lifecycle import Role
 from ferry._operations.access import Access
@@ -40,11 +42,12 @@ def register(subparsers: Any) -> None:
         help="stdio (a client starts this process) or http (streamable HTTP at /mcp)",
     )
     mcp.add_argument("--host", default=env("MCP_HOST", "127.0.0.1"))
-    mcp.add_argument("--port", type=int, default=int(env("MCP_PORT", "8090")))
+    mcp.add_argument("--port", type=PORT, default=env("MCP_PORT", "8090"))
     mcp.add_argument("--token-read", default=None, help="job:read token ($FERRY_ADMIN_TOKEN_READ)")
     mcp.add_argument(
         "--token-manage", default=None, help="job:manage token ($FERRY_ADMIN_TOKEN_MANAGE)"
     )
+    trust_proxy_option(mcp)
     mcp.set_defaults(handler=run_mcp, command_path=["mcp"])
 
 
@@ -72,7 +75,15 @@ async def run_mcp(args: argparse.Namespace) -> Outcome:
 
     def build(driver: JobDriver) -> list[Role]:
         server = admin_tools(Backend(driver, access, tasks, stdio_token))
-        role = mcp_role(server, access, transport=args.transport, host=args.host, port=args.port)
+        role = mcp_role(
+            server,
+            access,
+            transport=args.transport,
+            host=args.host,
+            port=args.port,
+            clock=driver.clock,
+            trusted_proxies=args.trust_proxy,
+        )
         if args.transport == "http":
             url = f"http://{args.host}:{args.port}{MCP_PATH}"
             logger.info("jobs.mcp.serving", extra={"url": url})

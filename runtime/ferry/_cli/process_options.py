@@ -6,6 +6,7 @@ import argparse
 import os
 
 from ferry._cli.database import add_database_options
+from ferry._cli.numbers import PORT, seconds
 from ferry._logs import LOG_FORMATS
 from ferry._metrics import DEFAULT_LOOP_LAG_BUDGET_S, DEFAULT_METRICS_PORT
 
@@ -20,14 +21,14 @@ def add_process_options(parser: argparse.ArgumentParser, *, declares: str) -> No
     )
     parser.add_argument(
         "--metrics-port",
-        type=int,
-        default=int(env("METRICS_PORT", DEFAULT_METRICS_PORT)),
+        type=PORT,
+        default=env("METRICS_PORT", str(DEFAULT_METRICS_PORT)),
         help="port serving /metrics and /livez (default $METRICS_PORT or 9090)",
     )
     parser.add_argument(
         "--loop-lag-budget-seconds",
-        type=float,
-        default=float(env("LOOP_LAG_BUDGET_SECONDS", DEFAULT_LOOP_LAG_BUDGET_S)),
+        type=seconds("--loop-lag-budget-seconds"),
+        default=env("LOOP_LAG_BUDGET_SECONDS", str(DEFAULT_LOOP_LAG_BUDGET_S)),
         help="/livez fails once the event loop has been stuck this long",
     )
     add_log_options(parser)

@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry
 from ferry._app import load_app
 from ferry._cli.database import opened_driver
 from ferry._cli.lifecycle import run_role
+from ferry._cli.numbers import seconds, whole
 from ferry._cli.process_options import add_process_options
 from ferry._cli.roles import register_role
 from ferry._operations.envelope import Outcome
@@ -28,14 +29,14 @@ def relay_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--outbox-lease-seconds",
-        type=float,
-        default=float(env("OUTBOX_LEASE_SECONDS", 30)),
+        type=seconds("--outbox-lease-seconds"),
+        default=env("OUTBOX_LEASE_SECONDS", "30"),
         help="how long a claimed entry is held before another relay may take it",
     )
     parser.add_argument(
         "--outbox-batch",
-        type=int,
-        default=int(env("OUTBOX_BATCH", 100)),
+        type=whole("--outbox-batch", 1, 10_000),
+        default=env("OUTBOX_BATCH", "100"),
         help="entries claimed per pass",
     )
     parser.add_argument(

@@ -6,10 +6,13 @@ from __future__ import annotations
 import argparse
 import os
 
+from ferry._cli.numbers import whole
 from ferry._duration import to_ms
 from ferry._maintenance import DEFAULT_EVERY_MS
 from ferry.drivers.protocol import RetentionPolicy
 
+MAX_PRUNE_BATCH = 100_000
+"""The most rows one delete statement removes: a batch is one transaction's locks."""
 FOREVER = "forever"
 """A retention of ``forever`` keeps that kind of row."""
 
@@ -35,9 +38,9 @@ def add_retention_options(parser: argparse.ArgumentParser) -> None:
         )
     parser.add_argument(
         "--prune-batch",
-        type=int,
-        default=int(env("PRUNE_BATCH", 1_000)),
-        help="rows per delete statement ($PRUNE_BATCH, default 1000)",
+        type=whole("--prune-batch", 1, MAX_PRUNE_BATCH),
+        default=env("PRUNE_BATCH", "1000"),
+        help=f"rows per delete statement ($PRUNE_BATCH, default 1000, at most {MAX_PRUNE_BATCH})",
     )
 
 

@@ -1,4 +1,4 @@
-"""``ferry tasks …``: list, show, pause and resume the app's scheduled tasks."""
+"""``ferry tasks …``: list, show, run now, pause and resume the app's scheduled tasks."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from typing import Any
 import ferry._operations as operations
 from ferry._app import load_app
 from ferry._cli.database import add_database_options, open_driver
+from ferry._cli.numbers import whole
+from ferry._jobs.facade import set_job_driver
 from ferry._operations.envelope import Outcome
-from ferry.tasks._declaration import TaskHandle
+from ferry.tasks._declaration import MAX_OCCURRENCES, TaskHandle
 
 _COLUMNS = ("name", "cron", "tz", "next", "last", "paused")
 
@@ -23,8 +25,17 @@ def register(subparsers: Any) -> None:
     show = commands.add_parser("show", help="one task, its schedule in words, its next fires")
     _task_options(show)
     show.add_argument("name")
-    show.add_argument("--count", type=int, default=5, help="how many next occurrences (5)")
+    show.add_argument(
+        "--count",
+        type=whole("--count", 1, MAX_OCCURRENCES),
+        default="5",
+        help=f"how many next occurrences (5, at most {MAX_OCCURRENCES})",
+    )
     show.set_defaults(handler=show_task, command_path=["tasks", "show"])
+    run = commands.add_parser("run", help="fire a task's entries now (the dashboard's run now)")
+    _task_options(run)
+    run.add_argument("name")
+    run.set_defaults(handler=run_task, command_path=["tasks", "run"])
     for action, handler in (("pause", pause_task), ("resume", resume_task)):
         command = commands.add_parser(action, help=f"{action} dispatching one task")
         _task_options(command)
@@ -56,6 +67,20 @@ async def pause_task(args: argparse.Namespace) -> Outcome:
 
 async def resume_task(args: argparse.Namespace) -> Outcome:
     return await _set_paused(args, paused=False)
+
+
+async def run_task(args: argparse.Namespace) -> Outcome:
+    """Fire a task's entries now, as the dashboard's and MCP's run-now do (one operation)."""
+    tasks = _tasks(args)
+    operations.find_task(tasks, args.name)  # refused before any connection
+    driver = await open_driver(args)
+    previous = set_job_driver(driver)
+    try:
+        done = await operations.run_task_now(tasks, args.name)
+    finally:
+        set_job_driver(previous)
+        await driver.close()
+    return Outcome(" ".join(args.command_path), done.summary, done.data)
 
 
 async def _set_paused(args: argparse.Namespace, *, paused: bool) -> Outcome:

@@ -9,7 +9,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from ferry._app import load_app
+from ferry._bounds import INT32_MAX
 from ferry._cli.lifecycle import run_role
+from ferry._cli.numbers import seconds, whole
 from ferry._cli.process_options import add_process_options
 from ferry._cli.retention_options import add_maintenance_options, prune_every_ms, retention_from
 from ferry._cli.roles import register_role
@@ -27,14 +29,22 @@ from ferry.errors import FerryError
 def worker_options(parser: argparse.ArgumentParser) -> None:
     add_process_options(parser, declares="jobs")
     env = os.environ.get
-    parser.add_argument("--concurrency", type=int, default=int(env("CONCURRENCY", 10)))
+    parser.add_argument(
+        "--concurrency", type=whole("--concurrency", 1, 10_000), default=env("CONCURRENCY", "10")
+    )
     parser.add_argument("--queues", default=env("QUEUES"), help="comma-separated")
-    parser.add_argument("--drain-seconds", type=float, default=float(env("DRAIN_SECONDS", 30)))
-    parser.add_argument("--lease-seconds", type=float, default=float(env("LEASE_SECONDS", 30)))
+    parser.add_argument(
+        "--drain-seconds",
+        type=seconds("--drain-seconds", positive=False),
+        default=env("DRAIN_SECONDS", "30"),
+    )
+    parser.add_argument(
+        "--lease-seconds", type=seconds("--lease-seconds"), default=env("LEASE_SECONDS", "30")
+    )
     parser.add_argument(
         "--tenant-cap",
-        type=int,
-        default=_int_or_none(env("TENANT_CAP")),
+        type=whole("--tenant-cap", 1, INT32_MAX),
+        default=env("TENANT_CAP") or None,
         help="most runs one tenant may have running across the fleet",
     )
     parser.add_argument(
@@ -44,14 +54,14 @@ def worker_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--total-cap",
-        type=int,
-        default=_int_or_none(env("TOTAL_CAP")),
+        type=whole("--total-cap", 1, INT32_MAX),
+        default=env("TOTAL_CAP") or None,
         help="most runs running across the fleet in total",
     )
     parser.add_argument(
         "--heartbeat-seconds",
-        type=float,
-        default=float(env("HEARTBEAT_SECONDS", 0)) or None,
+        type=seconds("--heartbeat-seconds"),
+        default=env("HEARTBEAT_SECONDS") or None,
         help="lease renewal interval (default: a third of --lease-seconds)",
     )
     parser.add_argument(
@@ -82,7 +92,8 @@ def caps_from(args: argparse.Namespace) -> Caps | None:
                 f"--queue-caps item {item!r} is not queue=limit",
                 "write it as --queue-caps default=20,mail=5",
             )
-        per_queue[queue.strip()] = int(limit)
+        name = check_name(queue.strip(), what="--queue-caps queue")
+        per_queue[name] = whole(f"--queue-caps {name}", 1, INT32_MAX)(limit)
     if args.tenant_cap is None and args.total_cap is None and not per_queue:
         return None
     return Caps(per_tenant=args.tenant_cap, per_queue=per_queue, total=args.total_cap)
@@ -131,7 +142,3 @@ def register(subparsers: Any) -> None:
 
 
 register_role("worker", worker_options, run_worker)
-
-
-def _int_or_none(text: str | None) -> int | None:
-    return int(text) if text else None

@@ -5,20 +5,23 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Generic, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
 from pydantic import BaseModel
 
 from ferry._duration import Duration, to_ms
 from ferry._jobs.definition import InputT, JobDefinition, OnSettled, ResultT
 from ferry._jobs.facade import (
+    checked_priority,
     current_job_driver,
     enqueue,
     enqueue_many,
+    enqueue_many_sync,
+    enqueue_sync,
     idempotency_key_of,
     parse_input,
 )
-from ferry._jobs.policy import Concurrency, Retry
+from ferry._jobs.policy import Concurrency, RateLimit, Retry
 from ferry._jobs.results import run_result, run_status
 from ferry._names import check_name
 from ferry.drivers.protocol import EnqueueResult, RunStatus
@@ -26,15 +29,38 @@ from ferry.errors import FerryError
 
 _declared: list[JobDefinition[Any, Any]] = []
 
+R = TypeVar("R")
+
+
+class Declare(Protocol[InputT]):
+    """What ``job(...)`` returns: applied to the body, the handle (``async def`` or ``def``)."""
+
+    @overload
+    def __call__(self, body: Callable[..., Awaitable[R]]) -> JobHandle[InputT, R]: ...
+
+    @overload
+    def __call__(self, body: Callable[..., R]) -> JobHandle[InputT, R]: ...
+
 
 class JobHandle(Generic[InputT, ResultT]):
     """A declared job. Enqueue it, describe it; the worker is the only thing that runs it."""
 
     kind: Literal["job"] = "job"
 
-    def __init__(self, definition: JobDefinition[InputT, ResultT], actor: str | None = None):
+    def __init__(
+        self,
+        definition: JobDefinition[InputT, ResultT],
+        actor: str | None = None,
+        *,
+        queue: str | None = None,
+    ):
         self._definition = definition
         self._actor = actor
+        # A view routed to another queue than the declared one: the Kubernetes scheduler
+        # fires a ScheduledTask entry onto its DurableJob's queue, wherever the code put it.
+        self._queue = (
+            None if queue is None else check_name(queue, what=f"job {definition.name!r} queue")
+        )
 
     @property
     def definition(self) -> JobDefinition[InputT, ResultT]:
@@ -48,7 +74,8 @@ class JobHandle(Generic[InputT, ResultT]):
 
     @property
     def queue(self) -> str:
-        return self._definition.queue
+        """Where this handle enqueues: the declared queue, unless the view is routed."""
+        return self._queue if self._queue is not None else self._definition.queue
 
     @property
     def retry(self) -> Retry:
@@ -57,6 +84,10 @@ class JobHandle(Generic[InputT, ResultT]):
     @property
     def concurrency(self) -> Concurrency[InputT] | None:
         return self._definition.concurrency
+
+    @property
+    def rate(self) -> RateLimit[InputT] | None:
+        return self._definition.rate
 
     @property
     def timeout_ms(self) -> int | None:
@@ -73,7 +104,7 @@ class JobHandle(Generic[InputT, ResultT]):
 
     def as_actor(self, actor: str) -> JobHandle[InputT, ResultT]:
         """This job, enqueuing as ``actor`` (recorded on the run, read as ``ctx.actor``)."""
-        return JobHandle(self._definition, check_name(actor, what="actor"))
+        return JobHandle(self._definition, check_name(actor, what="actor"), queue=self._queue)
 
     def idempotency_key_for(self, input: InputT | Mapping[str, Any]) -> str:
         """The idempotency key an enqueue of ``input`` would carry."""
@@ -86,16 +117,19 @@ class JobHandle(Generic[InputT, ResultT]):
         run_at: datetime | None = None,
         delay: Duration | None = None,
         queue: str | None = None,
+        priority: int | None = None,
         connection: Any = None,
     ) -> EnqueueResult[ResultT]:
         """Queue one run; inside a bound transaction it joins it (commit is the enqueue).
+        ``priority`` overrides the declared one for this run (higher is claimed first).
         The answer reads the run's result: ``await (await job.enqueue(i)).result()``."""
         queued = await enqueue(
             self._definition,
             input,
             run_at=run_at,
             delay=delay,
-            queue=queue,
+            queue=self._queue if queue is None else queue,
+            priority=priority,
             connection=connection,
             actor=self._actor,
         )
@@ -110,7 +144,54 @@ class JobHandle(Generic[InputT, ResultT]):
     ) -> list[EnqueueResult[ResultT]]:
         """Queue many runs in one round trip; results in input order."""
         queued = await enqueue_many(
-            self._definition, inputs, queue=queue, connection=connection, actor=self._actor
+            self._definition,
+            inputs,
+            queue=self._queue if queue is None else queue,
+            connection=connection,
+            actor=self._actor,
+        )
+        return [replace(run, source=self) for run in queued]
+
+    def enqueue_sync(
+        self,
+        input: InputT | Mapping[str, Any],
+        *,
+        run_at: datetime | None = None,
+        delay: Duration | None = None,
+        queue: str | None = None,
+        priority: int | None = None,
+        connection: Any = None,
+    ) -> EnqueueResult[ResultT]:
+        """``enqueue`` for sync code (a Django view, a sync job body, a script): through a
+        blocking connection (psycopg, a SQLAlchemy ``Session``, Django's) in its
+        transaction, or without one through the driver's own pool. Refused on a thread
+        running an event loop (``X_SYNC_ON_EVENT_LOOP``): ``await enqueue(...)`` there."""
+        queued = enqueue_sync(
+            self._definition,
+            input,
+            run_at=run_at,
+            delay=delay,
+            queue=self._queue if queue is None else queue,
+            priority=priority,
+            connection=connection,
+            actor=self._actor,
+        )
+        return replace(queued, source=self)
+
+    def enqueue_many_sync(
+        self,
+        inputs: Sequence[InputT | Mapping[str, Any]],
+        *,
+        queue: str | None = None,
+        connection: Any = None,
+    ) -> list[EnqueueResult[ResultT]]:
+        """``enqueue_many`` for sync code, the way ``enqueue_sync`` runs."""
+        queued = enqueue_many_sync(
+            self._definition,
+            inputs,
+            queue=self._queue if queue is None else queue,
+            connection=connection,
+            actor=self._actor,
         )
         return [replace(run, source=self) for run in queued]
 
@@ -154,6 +235,9 @@ class JobHandle(Generic[InputT, ResultT]):
                 "keyed": d.concurrency.key is not None,
                 "whenBusy": d.concurrency.when_busy,
             },
+            "rate": None
+            if d.rate is None
+            else {"limit": d.rate.limit, "perMs": d.rate.per_ms, "keyed": d.rate.key is not None},
             "steps": [],
         }
 
@@ -170,12 +254,17 @@ def job(
     timeout: Duration | None = None,
     queue: str = "default",
     concurrency: Concurrency[InputT] | None = None,
+    rate: RateLimit[InputT] | None = None,
     on_settled: OnSettled | None = None,
     name: str | None = None,
     priority: int = 0,
-) -> Callable[[Callable[..., Awaitable[ResultT]]], JobHandle[InputT, ResultT]]:
-    """Declare an async function as a job. ``idempotency_key`` is required: at-least-once
-    is the only honest guarantee, so every run must be replay-safe."""
+) -> Declare[InputT]:
+    """Declare a function as a job. ``idempotency_key`` is required: at-least-once is the
+    only honest guarantee, so every run must be replay-safe.
+
+    An ``async def`` body runs on the worker's event loop; a ``def`` body (blocking code:
+    an ORM, ``requests``) runs on the worker's thread pool, and its ``step`` is the same
+    API without ``await``."""
     if not (isinstance(input, type) and issubclass(input, BaseModel)):
         raise FerryError(
             "X_INVARIANT",
@@ -189,6 +278,15 @@ def job(
             'pass idempotency_key=lambda i: f"<job>:{i.<id>}"',
         )
     check_name(queue, what="job queue")
+    if rate is not None and not isinstance(rate, RateLimit):
+        raise FerryError(
+            "X_RATE_INVALID",
+            f"job rate {rate!r} is not a RateLimit",
+            'pass rate=RateLimit(limit=100, per="1m", key=lambda i: i.account_id)',
+        )
+    # Priority is an integer column and the Redis claim reads it back as a number: a float
+    # or a string would be stored and then break every later claim of the worker.
+    checked_priority(priority, field="job priority")
     if name is not None:
         check_name(name, what="job name")
     timeout_ms = None if timeout is None else to_ms(timeout, what="job timeout")
@@ -199,8 +297,8 @@ def job(
             'leave timeout out for no timeout, or give one such as timeout="30s"',
         )
 
-    def declare(body: Callable[..., Awaitable[ResultT]]) -> JobHandle[InputT, ResultT]:
-        definition: JobDefinition[InputT, ResultT] = JobDefinition(
+    def declare(body: Callable[..., Any]) -> JobHandle[InputT, Any]:
+        definition: JobDefinition[InputT, Any] = JobDefinition(
             body=body,
             input_model=input,
             idempotency_key=idempotency_key,
@@ -209,6 +307,7 @@ def job(
             timeout_ms=timeout_ms,
             queue=queue,
             concurrency=concurrency,
+            rate=rate,
             on_settled=on_settled,
             name=name,
             priority=priority,

@@ -17,8 +17,8 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.errors import PydanticSchemaGenerationError
 
-from ferry._jobs.policy import Concurrency, Retry
-from ferry.drivers.capabilities import Capability
+from ferry._jobs.policy import Concurrency, RateLimit, Retry
+from ferry.drivers.capabilities import RATES, Capability
 from ferry.errors import FerryError
 
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -56,7 +56,7 @@ class JobDefinition(Generic[InputT, ResultT]):
     def __init__(
         self,
         *,
-        body: Callable[..., Awaitable[ResultT]],
+        body: Callable[..., Awaitable[ResultT]] | Callable[..., ResultT],
         input_model: type[InputT],
         idempotency_key: Callable[[InputT], str],
         tenant: Callable[[InputT], str | None] | None,
@@ -64,12 +64,15 @@ class JobDefinition(Generic[InputT, ResultT]):
         timeout_ms: int | None,
         queue: str,
         concurrency: Concurrency[InputT] | None,
+        rate: RateLimit[InputT] | None,
         on_settled: OnSettled | None,
         name: str | None,
         priority: int,
     ) -> None:
         self.body = body
         self.body_parameters = _body_parameters(body)
+        self.sync = not inspect.iscoroutinefunction(body)
+        """A ``def`` body: it runs on the worker's thread pool, its steps on that thread."""
         self.input_model = input_model
         self.idempotency_key = idempotency_key
         self.tenant = tenant
@@ -77,14 +80,15 @@ class JobDefinition(Generic[InputT, ResultT]):
         self.timeout_ms = timeout_ms
         self.queue = queue
         self.concurrency = concurrency
+        self.rate = rate
         self.on_settled = on_settled
         self.explicit_name = name is not None
         self.name = name if name is not None else f"anonymous-job-{next(_anonymous_jobs)}"
         self.priority = priority
-        self.needs: tuple[Capability[Any], ...] = ()
-        """Driver capabilities the body needs (a factory over ``job()`` sets them: a
-        webhook's ledger, a backfill's checkpoints); the worker refuses at start on a
-        driver without one (``X_DRIVER_CAPABILITY``)."""
+        self.needs: tuple[Capability[Any], ...] = (RATES,) if rate is not None else ()
+        """Driver capabilities the job needs (its rate limit's windows; a factory over
+        ``job()`` sets the body's: a webhook's ledger, a backfill's checkpoints); the worker
+        refuses at start on a driver without one (``X_DRIVER_CAPABILITY``)."""
 
     def read_result(self, stored: Any, *, job_id: str) -> ResultT:
         """A stored result (JSON) as the type the body's return annotation declares: a
@@ -142,11 +146,18 @@ def _shown(declared: Any) -> str:
 
 
 def _body_parameters(body: Callable[..., Any]) -> tuple[str, ...]:
-    if not inspect.iscoroutinefunction(body):
+    if not inspect.isfunction(body) and not inspect.ismethod(body):
         raise FerryError(
             "X_INVARIANT",
-            f"job body {getattr(body, '__qualname__', body)!r} is not an async function",
-            "declare it with `async def`",
+            f"job body {body!r} is not a function",
+            "declare the body with `async def` (or `def` for blocking code) under @job(...)",
+        )
+    if inspect.isgeneratorfunction(body) or inspect.isasyncgenfunction(body):
+        raise FerryError(
+            "X_INVARIANT",
+            f"job body {body.__qualname__!r} is a generator function: it would return a "
+            "generator, not run",
+            "return the result instead of yielding it",
         )
     names: list[str] = []
     for parameter in inspect.signature(body).parameters.values():

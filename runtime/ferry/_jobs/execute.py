@@ -5,6 +5,16 @@ nothing else calls a job body. The order on a timeout is the whole point: the si
 aborted first and the body gets a grace period, and only then is the attempt failed —
 failing it re-queues the run, and a body still running after that would be a second
 copy of one job writing into the same run.
+
+A ``def`` body runs on the worker's thread pool (``ferry._jobs.threads``) and is awaited
+like an async one, so the timeout, the drain and the verdict are the same code; only an
+abandoned sync body differs, in that its thread cannot be stopped (see that module).
+
+The accounting is honest when the fence speaks: a settle or a step write the store
+refuses (the run is no longer this worker's) ends the attempt ``superseded`` — never
+``completed`` or ``failed`` — and its lease counts as lost, once per lapse however the
+worker learns of it: a whole window with no renewal landing (while the body runs, or while
+its settle is in flight), the fence refusing a write, or a settle that could not be sent.
 """
 
 from __future__ import annotations
@@ -13,10 +23,12 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable, Coroutine
+from functools import partial
 from typing import Any, Protocol, cast
 
 from pydantic import ValidationError
 
+from ferry._bounds import RUN_ID_MAX, bounded_int
 from ferry._jobs.context import JobContext
 from ferry._jobs.definition import JobDefinition, Settled
 from ferry._jobs.heartbeat import HeldLease, LeaseKeeper
@@ -25,11 +37,12 @@ from ferry._jobs.policy import Caps
 from ferry._jobs.registry import resolve_job
 from ferry._jobs.results import stored_result
 from ferry._jobs.signal import AbortSignal
-from ferry._jobs.step import Parked, Step
+from ferry._jobs.step import Parked, Step, SyncStep
+from ferry._jobs.threads import ThreadPool, shared_pool
 from ferry._jobs.tracing import execution_span, tracing
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._storable import storable_message
-from ferry.drivers.capabilities import SLOTS, offered
+from ferry.drivers.capabilities import INTROSPECT, SLOTS, offered
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
@@ -51,6 +64,12 @@ BUSY_RETRY_MS = 250
 
 _ABANDON_ON = frozenset({"X_TIMEOUT", "X_LEASE_LOST", "X_CANCELLED"})
 """Abort reasons after which execute_job itself stops waiting (drain has its own deadline)."""
+_PROGRESS = "report progress(current, total) as whole numbers from 0 to 2**63 - 1"
+
+_LEASE_LOST_FIX = (
+    "check this worker's connection to the store (and its CPU: a stalled loop renews "
+    "nothing); alert on job_leases_lost_total — see docs/ops/runbooks/lease-lost.md"
+)
 
 
 async def execute_job(
@@ -67,12 +86,14 @@ async def execute_job(
     settler: Settler | None = None,
     caps: Caps | None = None,
     leases: LeaseKeeper | None = None,
+    threads: ThreadPool | None = None,
 ) -> ExecutionReport:
     """Run one claimed attempt to a verdict and settle it through the driver (or through
     ``settler``, e.g. a worker's batch that settles many runs in one statement).
 
     ``leases`` renews the run's lease while its body runs (a worker passes the one keeper
-    renewing all its runs); without it the run gets a keeper of its own. A caller that stops
+    renewing all its runs); without it the run gets a keeper of its own. ``threads`` runs
+    a sync body and sync step functions (a worker passes its pool). A caller that stops
     waiting (cancelled) abandons the attempt: nothing of it settles, its lease lapses."""
     own_keeper = leases is None
     keeper = leases or LeaseKeeper(
@@ -93,6 +114,7 @@ async def execute_job(
         timeout_grace_ms=timeout_grace_ms,
         keeper=keeper,
         caps=caps,
+        threads=threads or shared_pool(),
     )
     report = execution.start(resolve(claimed.name))
     try:
@@ -130,8 +152,10 @@ class Execution:
         "_definition",
         "_given_up",
         "_grace",
+        "_lapse_reported",
         "_lease",
         "_parsed",
+        "_refused_step",
         "caps",
         "claimed",
         "clock",
@@ -145,6 +169,7 @@ class Execution:
         "signal",
         "started_ms",
         "task",
+        "threads",
         "timeout_grace_ms",
         "worker_id",
     )
@@ -162,8 +187,10 @@ class Execution:
         timeout_grace_ms: int,
         keeper: LeaseKeeper,
         caps: Caps | None,
+        threads: ThreadPool,
     ) -> None:
         self.claimed = claimed
+        self.threads = threads
         self.driver = driver
         self.settler = settler
         self.clock = driver.clock
@@ -179,6 +206,12 @@ class Execution:
         """What the body last reported through ``progress(current, total)``."""
         self._grace: asyncio.Task[None] | None = None
         self._lease: HeldLease | None = None
+        """The lease the keeper renews (and, once the body ended, watches until the settle
+        answers) for this run."""
+        self._lapse_reported = False
+        """This attempt's lost lease was logged and counted: a lapse counts once."""
+        self._refused_step: str | None = None
+        """The step whose write the fence refused, if one was."""
         self._definition: JobDefinition[Any, Any] | None = None
         self._parsed: Any = None
         self._given_up = False
@@ -225,7 +258,7 @@ class Execution:
             if not (self._abandoned or self._given_up):
                 self.abandon()  # cancelled from outside (the loop closing): settle nothing
             return
-        except Exception as crashed:  # the settle's statement failed: the lease lapses
+        except Exception as crashed:  # a bug: the worker logs it (jobs.worker.execution-crashed)
             self._end(crashed)
             return
         self._end(report)
@@ -243,7 +276,10 @@ class Execution:
 
     def report_progress(self, current: int, total: int) -> None:
         """The ``progress`` a body receives."""
-        self.progress = Progress(int(current), int(total))
+        self.progress = Progress(
+            bounded_int(current, field="progress current", low=0, high=RUN_ID_MAX, fix=_PROGRESS),
+            bounded_int(total, field="progress total", low=0, high=RUN_ID_MAX, fix=_PROGRESS),
+        )
 
     async def execute(self, definition: JobDefinition[Any, Any] | None) -> ExecutionReport:
         claimed = self.claimed
@@ -326,10 +362,14 @@ class Execution:
         return await self._nack("deferred", error, self.clock.now_ms() + BUSY_RETRY_MS)
 
     async def _run_body(self, definition: JobDefinition[Any, Any], parsed: Any) -> ExecutionReport:
-        # A coroutine: JobDefinition refuses a body that is not `async def`.
-        coroutine = cast(
-            "Coroutine[Any, Any, Any]", definition.body(**self._arguments(definition, parsed))
-        )
+        arguments = self._arguments(definition, parsed)
+        coroutine: Coroutine[Any, Any, Any]
+        if definition.sync:  # on the pool's thread; cancelling this task strands the thread
+            if "step" in arguments:
+                arguments["step"] = SyncStep(arguments["step"], asyncio.get_running_loop())
+            coroutine = self.threads.run(partial(definition.body, **arguments))
+        else:
+            coroutine = cast("Coroutine[Any, Any, Any]", definition.body(**arguments))
         timer = (
             asyncio.create_task(self._time_out(definition.timeout_ms))
             if definition.timeout_ms is not None
@@ -361,9 +401,18 @@ class Execution:
             # A body that swallowed the cancel and ended after all: it was given up on, so
             # its ending changes nothing (the grace task, or nobody, settles).
             raise asyncio.CancelledError
-        await self.keeper.release(lease)
-        self._lease = None  # the lease points back here: no cycle left for the collector
-        return await self._verdict(definition, parsed, result, error)
+        # From here the lease is renewed no more, but watched until the settle answers.
+        await self.keeper.stop_renewing(lease)
+        try:
+            return await self._verdict(definition, parsed, result, error)
+        finally:
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """Stop renewing and watching the lease: the settle answered, or none is coming."""
+        if self._lease is not None:
+            self.keeper.drop(self._lease)
+            self._lease = None  # the lease points back here: no cycle left for the collector
 
     def _arguments(self, definition: JobDefinition[Any, Any], parsed: Any) -> dict[str, Any]:
         """The keyword arguments the body declares, and only those (a body that takes only
@@ -381,7 +430,9 @@ class Execution:
                     worker_id=self.worker_id,
                     driver=self.driver,
                     signal=self.signal,
+                    threads=self.threads,
                     observer=self.observer,
+                    fenced=self.step_refused,
                 )
             elif name == "ctx":
                 arguments[name] = JobContext(
@@ -423,11 +474,11 @@ class Execution:
                 )
             except NoRetry as not_storable:  # the run is dead at once: see stored_result
                 return await self._failed(definition, parsed, not_storable)
-            landed = await self.settler.ack(
-                self.claimed.id,
+            report = await self._settle(
                 AckOptions(self.worker_id, result, self._elapsed(), self.progress),
+                "completed",
+                None,
             )
-            report = self._report("completed", None, landed)
             await self._settled(definition, report, parsed, returned)
             return report
         if isinstance(error, Parked):
@@ -460,6 +511,8 @@ class Execution:
         if reason.code == "X_DRAINING":
             return await self._nack("interrupted", reason)
         if reason.code == "X_LEASE_LOST":
+            if self._refused_step is not None:
+                return await self._superseded(step=self._refused_step)
             return self._report("lease-lost", reason, landed=False)
         if reason.code == "X_CANCELLED":
             report = await self._nack("cancelled", reason)
@@ -507,8 +560,7 @@ class Execution:
         error: FerryError | None,
         run_at_ms: int | None = None,
     ) -> ExecutionReport:
-        landed = await self.settler.nack(
-            self.claimed.id,
+        return await self._settle(
             NackOptions(
                 worker_id=self.worker_id,
                 outcome=outcome,
@@ -519,8 +571,111 @@ class Execution:
                 else None,
                 progress=self.progress,
             ),
+            REPORTED[outcome],
+            error,
         )
-        return self._report(REPORTED[outcome], error, landed)
+
+    async def _settle(
+        self,
+        verdict: AckOptions | NackOptions,
+        outcome: ExecutionOutcome,
+        error: FerryError | None,
+    ) -> ExecutionReport:
+        """Send the attempt's verdict (fenced on this worker) and report how it went: as
+        ``outcome`` when it landed, ``superseded`` when the fence refused it, ``lease-lost``
+        when it could not be sent at all."""
+        try:
+            if isinstance(verdict, AckOptions):
+                landed = await self.settler.ack(self.claimed.id, verdict)
+            else:
+                landed = await self.settler.nack(self.claimed.id, verdict)
+        except Exception as failure:
+            return self._unsettled(failure)
+        finally:
+            self._let_go()  # answered: the lease's window is no longer watched
+        if not landed:
+            return await self._superseded(verdict=outcome)
+        return self._report(outcome, error, landed=True)
+
+    def _unsettled(self, failure: Exception) -> ExecutionReport:
+        """The settle raised (the store unreachable, a lock held past its timeout): nothing
+        renews the lease any more, so it lapses and the run is redelivered — a lost lease,
+        counted now rather than when nobody is left to notice."""
+        reason = FerryError(
+            "X_LEASE_LOST",
+            f"worker {self.worker_id} could not settle run {self.claimed.id} "
+            f"({type(failure).__name__}: {failure}); its lease lapses and the run is "
+            "redelivered",
+            _LEASE_LOST_FIX,
+        )
+        self._lapse(seen_by="settle-failed", error=f"{type(failure).__name__}: {failure}")
+        return self._report("lease-lost", reason, landed=False)
+
+    async def _superseded(
+        self, *, step: str | None = None, verdict: ExecutionOutcome | None = None
+    ) -> ExecutionReport:
+        """The fence refused a write — the settle (carrying ``verdict``), or ``step``'s
+        record: the run is no longer this worker's. Reported as ``superseded``, whatever
+        the verdict would have been; the lease counts as lost unless its lapse already did."""
+        write = "settle" if step is None else f'step "{step}"'
+        holder, state = await self._holder_now()
+        self._lapse(
+            seen_by="settle" if step is None else "step",
+            refused=write,
+            holder=holder,
+            holder_state=state,
+            verdict=verdict,
+        )
+        now_held = f"held by {holder}" if holder else f"{state or 'in an unknown state'}"
+        reason = FerryError(
+            "X_LEASE_LOST",
+            f"the {write} of run {self.claimed.id} attempt {self.claimed.attempt} was refused: "
+            f"worker {self.worker_id} no longer holds the run (now {now_held})",
+            _LEASE_LOST_FIX,
+        )
+        return self._report("superseded", reason, landed=False)
+
+    async def _holder_now(self) -> tuple[str | None, str | None]:
+        """Who holds the run now (None when nobody's lease is live) and its state, read from
+        storage where the driver can tell (``introspect``) — else, or when that read fails
+        too, (None, None): the line is written anyway, without the holder."""
+        introspect = offered(self.driver, INTROSPECT)
+        if introspect is None:
+            return None, None
+        try:
+            run = await introspect.get_run(self.claimed.id)
+        except Exception:
+            return None, None
+        if run is None:
+            return None, None
+        live = (
+            run.summary.state == "running"
+            and run.lease_expires_at_ms is not None
+            and run.lease_expires_at_ms > self.clock.now_ms()
+        )
+        return (run.locked_by if live else None), run.summary.state
+
+    def _lapse(self, *, seen_by: str, **facts: object) -> None:
+        """Log this attempt's lost lease (``jobs.lease.lost``, error) and count it on
+        ``job_leases_lost_total`` — the count once per lapse, however many ways the worker
+        learns of it; a later refused write is logged again, with who holds the run now."""
+        counted = not self._lapse_reported
+        self._lapse_reported = True
+        logger.error(
+            "jobs.lease.lost",
+            extra={
+                "job_id": self.claimed.id,
+                "job": self.claimed.name,
+                "queue": self.claimed.queue,
+                "attempt": self.claimed.attempt,
+                "worker_id": self.worker_id,
+                "seen_by": seen_by,
+                "counted": counted,
+                **{k: v for k, v in facts.items() if v is not None},
+            },
+        )
+        if counted:
+            self.observer.lease_lost(self.claimed.name, self.claimed.id, self.claimed.queue)
 
     async def _settled(
         self,
@@ -569,13 +724,15 @@ class Execution:
         self._given_up = True
         self.task.cancel()
         try:
-            assert self._lease is not None and self._definition is not None
-            await self.keeper.release(self._lease)
-            self._lease = None
+            assert self._definition is not None
+            if self._lease is not None:
+                await self.keeper.stop_renewing(self._lease)
             report = await self._after_abort(self._definition, self._parsed, abandoned=True)
         except Exception as crashed:
             self._end(crashed)
             return
+        finally:
+            self._let_go()
         self._end(report)
 
     def heartbeat_failed(self, error: str) -> None:
@@ -588,21 +745,29 @@ class Execution:
         )
 
     def lease_lost(self) -> None:
-        logger.error(
-            "jobs.lease.lost",
-            extra={
-                "job_id": self.claimed.id,
-                "job": self.claimed.name,
-                "queue": self.claimed.queue,
-            },
-        )
-        self.observer.lease_lost(self.claimed.name, self.claimed.id, self.claimed.queue)
+        """A whole window passed with no renewal landing (the body may still run, or its
+        settle be in flight): counted now, and the body told to stop."""
+        if not self._lapse_reported:
+            self._lapse(seen_by="renewal", window_ms=self.lease_ms)
         self.signal.abort(
             FerryError(
                 "X_LEASE_LOST",
                 f"worker {self.worker_id} renewed no lease on run {self.claimed.id} for "
                 f"{self.lease_ms} ms; the queue may hand it to another worker",
-                "check the database connection of this worker; alert on job_leases_lost_total",
+                _LEASE_LOST_FIX,
+            )
+        )
+
+    def step_refused(self, step_name: str) -> None:
+        """The fence refused a step's write: another worker holds the run. The body is told
+        to stop; the attempt ends ``superseded`` (``_after_abort``)."""
+        self._refused_step = step_name
+        self.signal.abort(
+            FerryError(
+                "X_LEASE_LOST",
+                f'step "{step_name}" of run {self.claimed.id} was refused: worker '
+                f"{self.worker_id} no longer holds the run",
+                _LEASE_LOST_FIX,
             )
         )
 

@@ -3,7 +3,8 @@
 ``<job>.enqueue``, ``<task>.enqueue``, the scheduler's dispatch and the outbox relay all
 come through ``enqueue``/``enqueue_many`` here, so "does this join my transaction?" has
 one answer everywhere: it does when a connection is passed or bound with
-``use_connection``, and the commit is the enqueue.
+``use_connection``, and the commit is the enqueue. ``enqueue_sync`` is the same enqueue for
+sync code (``ferry._bridge`` says where it runs).
 """
 
 from __future__ import annotations
@@ -11,24 +12,22 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ferry._bounds import INT32_MAX, INT32_MIN, bounded_int, check_instant_ms
+from ferry._bridge import default_connection, run_sync, serve
 from ferry._duration import Duration, to_ms
 from ferry._jobs.definition import JobDefinition
 from ferry._names import check_name
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, to_json_text
-from ferry._storable import not_storable, quoted, unstorable
+from ferry._storable import checked_key, quoted
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, JobDriver
 from ferry.errors import FerryError
 
-MAX_KEY_BYTES = 512
-"""The longest idempotency (and concurrency) key, in bytes of UTF-8: a key is a unique-index
-entry, and every driver's index has a row-size limit well above this (PostgreSQL's btree
-refuses entries over about 2.7 kB)."""
-
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _driver: JobDriver | None = None
 _connection: ContextVar[Any] = ContextVar("ferry_connection", default=None)
 
@@ -54,9 +53,9 @@ def current_job_driver() -> JobDriver:
 
 @contextmanager
 def use_connection(connection: Any) -> Iterator[None]:
-    """Bind ``connection`` (an asyncpg connection inside ``conn.transaction()``, an
-    aiosqlite connection after ``BEGIN IMMEDIATE``) so every enqueue in this task joins
-    its transaction without passing it along."""
+    """Bind ``connection`` (any the driver joins: an asyncpg or psycopg connection, a
+    SQLAlchemy session, an aiosqlite connection after ``BEGIN IMMEDIATE``…) so every
+    enqueue in this context joins its transaction without passing it along."""
     token = _connection.set(connection)
     try:
         yield
@@ -105,21 +104,17 @@ def idempotency_key_of(definition: JobDefinition[Any, Any], parsed: BaseModel) -
     return key
 
 
-def _checked_key(key: str, *, what: str, code: str) -> str:
-    """``key`` if every driver stores it (``X_TEXT_NOT_STORABLE``) and its UTF-8 form fits
-    a unique index on every driver (``MAX_KEY_BYTES``, else ``code``)."""
-    problem = unstorable(key)
-    if problem is not None:
-        raise not_storable(f"{what} {quoted(key)}", problem)
-    size = len(key) if key.isascii() else len(key.encode("utf-8"))
-    if size > MAX_KEY_BYTES:
-        raise FerryError(
-            code,
-            f"{what} {quoted(key)} is {size:,} bytes, over the {MAX_KEY_BYTES}-byte limit",
-            'derive a short key from the input\'s ids, e.g. f"onboard:{i.org_id}"; for a long '
-            "natural key, use its hash (hashlib.sha256(text.encode()).hexdigest())",
-        )
-    return key
+def checked_priority(priority: object, *, field: str) -> int:
+    """``priority`` if it is a whole number a run can store: the PostgreSQL ``integer``
+    column holding it (the Redis claim reads it back as a number too); else
+    ``X_OUT_OF_RANGE`` naming ``field``."""
+    return bounded_int(
+        priority,
+        field=field,
+        low=INT32_MIN,
+        high=INT32_MAX,
+        fix="give priority a whole number; higher runs first, 0 is the default",
+    )
 
 
 def build_request(
@@ -128,6 +123,7 @@ def build_request(
     *,
     run_at_ms: int | None = None,
     queue: str | None = None,
+    priority: int | None = None,
     connection: Any = None,
     actor: str | None = None,
     key_prefix: str | None = None,
@@ -142,7 +138,7 @@ def build_request(
     parsed = parse_input(definition, value)
     job = f'job "{definition.name}"'
     key = idempotency_key_of(definition, parsed)
-    idempotency_key = _checked_key(
+    idempotency_key = checked_key(
         f"{key_prefix}:{key}" if key_prefix else key,
         what=f"{job} idempotency key",
         code="X_IDEMPOTENCY_KEY_INVALID",
@@ -153,7 +149,12 @@ def build_request(
         concurrency_key = definition.name
         if concurrency.key is not None:
             concurrency_key = f"{definition.name}:{concurrency.key(parsed)}"
-        _checked_key(concurrency_key, what=f"{job} concurrency key", code="X_INVARIANT")
+        checked_key(concurrency_key, what=f"{job} concurrency key", code="X_INVARIANT")
+    rate = definition.rate
+    rate_key = None
+    if rate is not None:
+        rate_key = definition.name if rate.key is None else f"{definition.name}:{rate.key(parsed)}"
+        checked_key(rate_key, what=f"{job} rate key", code="X_RATE_INVALID")
     tenant = definition.tenant(parsed) if definition.tenant is not None else None
     payload, payload_json = to_json_text(parsed, what="input", max_bytes=max_payload_bytes)
     return EnqueueRequest(
@@ -167,7 +168,10 @@ def build_request(
         tenant=None if tenant is None else check_name(tenant, what=f"{job} tenant"),
         actor=actor,
         concurrency_key=concurrency_key,
-        priority=definition.priority,
+        rate_key=rate_key,
+        priority=definition.priority
+        if priority is None
+        else checked_priority(priority, field="enqueue priority"),
         connection=connection if connection is not None else _connection.get(),
     )
 
@@ -189,9 +193,11 @@ def resolve_run_at(
                 f"enqueue run_at {run_at.isoformat()} has no time zone",
                 "pass an aware datetime, e.g. datetime.now(UTC) + timedelta(hours=1)",
             )
-        return int(run_at.timestamp() * 1000)
+        due = (run_at - _EPOCH) // timedelta(milliseconds=1)  # exact, unlike a float
+        return check_instant_ms(due, field="enqueue run_at")
     if delay is not None:
-        return driver.clock.now_ms() + to_ms(delay, what="enqueue delay")
+        due = driver.clock.now_ms() + to_ms(delay, what="enqueue delay")
+        return check_instant_ms(due, field="enqueue delay")
     return None
 
 
@@ -202,17 +208,21 @@ async def enqueue(
     run_at: datetime | None = None,
     delay: Duration | None = None,
     queue: str | None = None,
+    priority: int | None = None,
     connection: Any = None,
     actor: str | None = None,
     key_prefix: str | None = None,
 ) -> EnqueueResult:
-    """Validate and queue one run through the configured driver."""
+    """Validate and queue one run through the configured driver (``priority`` overrides
+    the declaration's for this run)."""
     driver = current_job_driver()
+    serve()  # sync callers without a connection of their own are sent to this loop
     request = build_request(
         definition,
         value,
         run_at_ms=resolve_run_at(driver, run_at, delay),
         queue=queue,
+        priority=priority,
         connection=connection,
         actor=actor,
         key_prefix=key_prefix,
@@ -231,6 +241,7 @@ async def enqueue_many(
 ) -> list[EnqueueResult]:
     """Validate every input first, then queue them all in one round trip."""
     driver = current_job_driver()
+    serve()
     requests = [
         build_request(
             definition,
@@ -243,3 +254,50 @@ async def enqueue_many(
         for value in values
     ]
     return await driver.enqueue_many(requests) if requests else []
+
+
+def enqueue_sync(
+    definition: JobDefinition[Any, Any],
+    value: Any,
+    *,
+    run_at: datetime | None = None,
+    delay: Duration | None = None,
+    queue: str | None = None,
+    priority: int | None = None,
+    connection: Any = None,
+    actor: str | None = None,
+) -> EnqueueResult:
+    """``enqueue`` for sync code: through the caller's blocking connection on this thread,
+    inside its transaction; without one, on the loop the driver serves."""
+    connection = default_connection(connection if connection is not None else _connection.get())
+    return run_sync(
+        lambda: enqueue(
+            definition,
+            value,
+            run_at=run_at,
+            delay=delay,
+            queue=queue,
+            priority=priority,
+            connection=connection,
+            actor=actor,
+        ),
+        joined=connection is not None,
+        what=f'enqueue_sync of job "{definition.name}"',
+    )
+
+
+def enqueue_many_sync(
+    definition: JobDefinition[Any, Any],
+    values: Sequence[Any],
+    *,
+    queue: str | None = None,
+    connection: Any = None,
+    actor: str | None = None,
+) -> list[EnqueueResult]:
+    """``enqueue_many`` for sync code, the way ``enqueue_sync`` runs."""
+    connection = default_connection(connection if connection is not None else _connection.get())
+    return run_sync(
+        lambda: enqueue_many(definition, values, queue=queue, connection=connection, actor=actor),
+        joined=connection is not None,
+        what=f'enqueue_many_sync of job "{definition.name}"',
+    )

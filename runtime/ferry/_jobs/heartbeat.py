@@ -8,21 +8,29 @@ A worker holding 200 runs sends one ``heartbeat_many`` every interval, not 200 t
 * a renewal that does not land is ``heartbeat_failed`` (the window may hold the next one);
 * a whole window with none landing is ``lease_lost``, and the run is renewed no more;
 * the wait for a renewal is bounded by the earliest open window, so a statement that hangs
-  (a stalled connection, a proxy dropping packets) is caught exactly like one that fails.
+  (a stalled connection, a proxy dropping packets) is caught exactly like one that fails;
+* once the body ended (``stop_renewing``) the lease is renewed no more, but its window is
+  still watched until the settle answers (``drop``): a lease that lapses while the settle
+  is in flight — behind a partition, a lock — is lost like any other.
 
-``release`` waits for a renewal of the run still in flight (bounded by its window), so the
-last heartbeat lands before the run's settle.
+``stop_renewing`` waits for a renewal of the run still in flight (bounded by its window),
+so the last heartbeat lands before the run's settle. A renewal statement the keeper gave
+up waiting for is still answered: its late failure is logged (``jobs.heartbeat.failed``),
+never left to asyncio.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from typing import Protocol
 
-from ferry._aio import first_of
+from ferry._aio import first_of, supervise
 from ferry._clock import Clock
 from ferry.drivers.protocol import HeartbeatOptions, JobDriver, Progress, RenewalAnswer
+
+logger = logging.getLogger("ferry.jobs")
 
 _NOT_LANDED = (
     "the renewal did not land: the run is no longer held by this worker, or another "
@@ -46,7 +54,8 @@ class LeaseHolder(Protocol):
         ...
 
     def lease_lost(self) -> None:
-        """A whole window passed with no renewal landing: the lease is gone."""
+        """A whole window passed with no renewal landing (its settle may be in flight):
+        the lease is gone."""
         ...
 
     def cancel_requested(self) -> None:
@@ -57,13 +66,15 @@ class LeaseHolder(Protocol):
 class HeldLease:
     """One run's lease as a ``LeaseKeeper`` renews it."""
 
-    __slots__ = ("holder", "last_landed_ms", "renewing")
+    __slots__ = ("holder", "last_landed_ms", "renewing", "settling")
 
     def __init__(self, holder: LeaseHolder, now_ms: int) -> None:
         self.holder = holder
         self.last_landed_ms = now_ms
         self.renewing: asyncio.Future[list[RenewalAnswer]] | None = None
         """The renewal statement in flight that carries this run, if any."""
+        self.settling = False
+        """The body ended and its verdict is on its way: renewed no more, still watched."""
 
 
 class LeaseKeeper:
@@ -88,11 +99,11 @@ class LeaseKeeper:
 
     @property
     def held(self) -> int:
-        """How many leases are being renewed."""
+        """How many leases are renewed or watched."""
         return len(self._held)
 
     def hold(self, holder: LeaseHolder) -> HeldLease:
-        """Renew ``holder``'s lease from the next interval on, until released or lost."""
+        """Renew ``holder``'s lease from the next interval on, until dropped or lost."""
         now = self._clock.now_ms()
         held = HeldLease(holder, now)
         self._held[held] = None
@@ -100,19 +111,28 @@ class LeaseKeeper:
             # The first round is due an interval after this hold, however late the loop's
             # task gets to run (the clock may have moved by then).
             self._loop = asyncio.create_task(self._run(now), name="ferry-heartbeat")
+            supervise(
+                self._loop,
+                logger=logger,
+                event="jobs.heartbeat.failed",
+                fields={"worker_id": self._worker_id},
+            )
         return held
 
-    async def release(self, held: HeldLease) -> None:
-        """Stop renewing ``held``; a renewal of it still in flight answers first (bounded by
-        its window), so the last heartbeat lands before the settle."""
-        self.drop(held)
+    async def stop_renewing(self, held: HeldLease) -> None:
+        """The body ended and the run's settle goes out next: renew ``held`` no more, but
+        watch its window until ``drop`` (a lease that lapses while the settle is in flight
+        is lost). A renewal of it still in flight answers first (bounded by its window),
+        so the last heartbeat lands before the settle."""
+        held.settling = True
         beat = held.renewing
         if beat is not None and not beat.done():
             remaining = held.last_landed_ms + self._lease_ms - self._clock.now_ms()
             await first_of(asyncio.shield(beat), self._clock.sleep_ms(remaining))
 
     def drop(self, held: HeldLease) -> None:
-        """Stop renewing ``held`` at once, waiting for nothing (the run was abandoned)."""
+        """Stop renewing and watching ``held`` at once: its settle answered, or the run
+        was abandoned."""
         self._held.pop(held, None)
 
     async def close(self) -> None:
@@ -131,8 +151,14 @@ class LeaseKeeper:
         try:
             while self._held:
                 await self._clock.sleep_ms(due_ms - self._clock.now_ms())
-                if self._held:
-                    await self._round(list(self._held))
+                try:
+                    self._lapse_settling()
+                    renewable = [h for h in self._held if not h.settling]
+                    if renewable:
+                        await self._round(renewable)
+                except Exception:
+                    # A report that raised must not end the renewals of every other run.
+                    logger.exception("jobs.heartbeat.failed", extra={"worker_id": self._worker_id})
                 due_ms = self._clock.now_ms() + self._interval_ms
         finally:
             if self._loop is asyncio.current_task():
@@ -151,7 +177,8 @@ class LeaseKeeper:
         waiting = batch
         try:
             while waiting and not beat.done():
-                deadline = min(h.last_landed_ms for h in waiting) + self._lease_ms
+                watched = waiting + [h for h in self._held if h.settling]
+                deadline = min(h.last_landed_ms for h in watched) + self._lease_ms
                 await first_of(asyncio.shield(beat), self._clock.sleep_ms(deadline - now))
                 if beat.done():
                     break
@@ -161,11 +188,38 @@ class LeaseKeeper:
                 waiting = [h for h in waiting if h not in closed]
                 for held in closed:
                     self._failed(held, f"renewal still unanswered after {self._lease_ms} ms")
+                self._lapse_settling()
             if beat.done():
                 self._answered(beat, batch, waiting=set(waiting))
         finally:
             for held in batch:
                 held.renewing = None
+            if not beat.done():
+                # Every run it carried is decided; its answer, or its failure, comes later.
+                beat.add_done_callback(self._late_answer)
+
+    def _late_answer(self, beat: asyncio.Future[list[RenewalAnswer]]) -> None:
+        """A renewal statement answered after the keeper stopped waiting for it: every run
+        it carried was already lost or settled, so only a failure is worth a line."""
+        if beat.cancelled() or beat.exception() is None:
+            return
+        error = beat.exception()
+        logger.warning(
+            "jobs.heartbeat.failed",
+            extra={
+                "worker_id": self._worker_id,
+                "error": f"{type(error).__name__}: {error}",
+                "late": True,
+            },
+        )
+
+    def _lapse_settling(self) -> None:
+        """Every settling lease whose window closed before its settle answered is lost."""
+        now = self._clock.now_ms()
+        for held in [h for h in self._held if h.settling]:
+            if now - held.last_landed_ms >= self._lease_ms:
+                self._held.pop(held, None)
+                held.holder.lease_lost()
 
     def _answered(
         self,

@@ -16,7 +16,8 @@ ExecutionOutcome = Literal[
     "slept",  # step.sleep parked it; attempt given back
     "deferred",  # concurrency slot busy (or job unknown here); attempt given back
     "cancelled",  # an operator cancelled it
-    "lease-lost",  # the lease lapsed under it; nothing settled
+    "lease-lost",  # the lease lapsed under it (or its settle could not be sent); nothing settled
+    "superseded",  # the fence refused its settle or a step write: another worker holds the run
     "abandoned",  # the worker stopped waiting (drain deadline); nothing settled
 ]
 
@@ -57,7 +58,13 @@ class ExecutionObserver:
         """One lease renewal did not land; the window may still hold."""
 
     def lease_lost(self, job_name: str, job_id: str, queue: str) -> None:
-        """A whole lease window passed with no renewal landing."""
+        """The attempt's lease lapsed (reported once per lapse): a whole window passed with
+        no renewal landing, the fence refused one of its writes, or its settle could not
+        be sent."""
 
     def execution_finished(self, report: ExecutionReport) -> None:
         """The attempt ended (settled or not)."""
+
+    def rate_limited(self, job_name: str, job_id: str, queue: str, until_ms: int) -> None:
+        """A claim deferred the run to ``until_ms``: its rate limit had no room (never
+        leased, no attempt counted)."""

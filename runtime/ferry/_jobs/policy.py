@@ -1,4 +1,4 @@
-"""The declared policies of a job: ``Retry`` and ``Concurrency``."""
+"""The declared policies of a job: ``Retry``, ``Concurrency`` and ``RateLimit``."""
 
 from __future__ import annotations
 
@@ -47,8 +47,14 @@ class Retry:
         """The wait before the attempt after ``attempt`` (1-based)."""
         if self.backoff == "fixed":
             return min(self.base_ms, self.max_ms)
-        doubled: int = self.base_ms * 2 ** max(attempt - 1, 0)
-        return min(doubled, self.max_ms)
+        if self.base_ms == 0:
+            return 0
+        # Past the doubling that reaches max_ms the answer is max_ms: stop there, so an
+        # attempt in the billions never builds a power of two of a billion bits.
+        doublings = max(attempt - 1, 0)
+        if doublings >= max(self.max_ms // self.base_ms, 1).bit_length():
+            return self.max_ms
+        return min(self.base_ms << doublings, self.max_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +82,65 @@ class Concurrency(Generic[InputT]):
                 f"Concurrency(when_busy={self.when_busy!r}) is not a policy",
                 'use when_busy="wait" (defer) or when_busy="fail"',
             )
+
+
+MAX_RATE_PER_MS = 7 * 86_400_000
+"""The longest ``RateLimit.per``: a week. A window is a sliding log of start instants kept
+per key, so a longer one would keep a key's log for longer than any retention."""
+
+MAX_RATE_LIMIT = 100_000
+"""The most starts one ``RateLimit`` window may hold: the log a claim reads and rewrites
+per key is at most this long."""
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit(Generic[InputT]):
+    """At most ``limit`` runs of one key *start* in any interval of length ``per``, across
+    every worker of the fleet.
+
+    ``key`` maps the input to the key runs count under (``None``: one key for the whole
+    job). A run over the limit is deferred by the claim to the instant its key has room —
+    never dropped, no attempt counted, no worker slot held; runs of other keys and jobs are
+    not slowed. Every attempt is a start: a retry and a wake from ``step.sleep`` take a
+    place in the window too.
+    """
+
+    limit: int
+    per: Duration
+    key: Callable[[InputT], str] | None = None
+    per_ms: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
+            raise FerryError(
+                "X_RATE_INVALID",
+                f"RateLimit(limit={self.limit!r}) must be a whole number of at least 1",
+                'give the most runs that may start per window, e.g. RateLimit(limit=100, per="1m")',
+            )
+        if self.limit > MAX_RATE_LIMIT:
+            raise FerryError(
+                "X_RATE_INVALID",
+                f"RateLimit(limit={self.limit}) is over {MAX_RATE_LIMIT:,} starts per window",
+                f'use a shorter window with a smaller limit (limit={self.limit} per "1m" is '
+                f'limit={max(self.limit // 60, 1)} per "1s")',
+            )
+        try:
+            per_ms = to_ms(self.per, what="RateLimit.per")
+        except FerryError as error:
+            raise FerryError("X_RATE_INVALID", error.message, error.fix) from None
+        if not 1 <= per_ms <= MAX_RATE_PER_MS:
+            raise FerryError(
+                "X_RATE_INVALID",
+                f"RateLimit(per={self.per!r}) is {per_ms} ms, outside 1 ms to 7 days",
+                'give a window such as per="1s", per="1m" or per="1h"',
+            )
+        if self.key is not None and not callable(self.key):
+            raise FerryError(
+                "X_RATE_INVALID",
+                f"RateLimit(key={self.key!r}) is not a function of the input",
+                "pass key=lambda i: i.account_id, or leave key out to limit the job as a whole",
+            )
+        object.__setattr__(self, "per_ms", per_ms)
 
 
 @dataclass(frozen=True, slots=True)

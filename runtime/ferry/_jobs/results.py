@@ -23,23 +23,6 @@ from ferry.drivers.capabilities import RESULTS, need
 from ferry.drivers.protocol import STATUS_BATCH, JobDriver, RunResults, RunStatus
 from ferry.errors import FerryError
 
-LONGEST_WAIT_MS = 100 * 365 * 86_400_000
-"""The longest a result wait or a ``step.wait`` may last (100 years): its deadline is
-stored or compared as epoch milliseconds, which every store keeps exactly only so far."""
-
-
-def wait_ms(value: Duration, *, what: str) -> int:
-    """``value`` as a wait's milliseconds; ``X_INVARIANT`` naming ``what`` for one that is
-    not a duration or lasts longer than ``LONGEST_WAIT_MS``."""
-    ms = to_ms(value, what=what)
-    if ms > LONGEST_WAIT_MS:
-        raise FerryError(
-            "X_INVARIANT",
-            f"{what} {value!r} is longer than the longest wait ferry keeps (100 years)",
-            'give a duration such as "30s", "1h" or "7d"',
-        )
-    return ms
-
 
 def stored_result(definition: JobDefinition[Any, Any], value: Any, *, max_bytes: int) -> JsonValue:
     """What a completed body returned, as the JSON its run keeps.
@@ -101,7 +84,7 @@ async def run_result(
     timeout: Duration,  # noqa: ASYNC109 (a wait on the driver's clock, not asyncio's)
 ) -> Any:
     """``handle.result``: run ``job_id``'s result once it completed, typed."""
-    timeout_ms = wait_ms(timeout, what=f'job "{definition.name}".result() timeout')
+    timeout_ms = to_ms(timeout, what=f'job "{definition.name}".result() timeout')
     deadline_ms = driver.clock.now_ms() + timeout_ms  # measured from the call
     results = need(driver, RESULTS, by=f'job "{definition.name}".result()')
     [first] = await results.statuses([job_id])

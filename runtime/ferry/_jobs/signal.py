@@ -13,10 +13,14 @@ weeks and runs millions of attempts; a listener left behind per run is a leak.
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 from collections.abc import Callable
 from typing import Protocol
 
 from ferry.errors import FerryError
+
+logger = logging.getLogger("ferry.jobs")
 
 Listener = Callable[[FerryError], None]
 
@@ -24,11 +28,12 @@ Listener = Callable[[FerryError], None]
 class AbortSignal:
     """A one-shot abort with a reason; a child follows its parent until ``detach()``."""
 
-    __slots__ = ("_event", "_listeners", "_parent", "_reason")
+    __slots__ = ("_blocking", "_event", "_listeners", "_parent", "_reason")
 
     def __init__(self, parent: AbortSignal | None = None) -> None:
         self._reason: FerryError | None = None
         self._event: asyncio.Event | None = None
+        self._blocking: threading.Event | None = None
         # Ordered, with O(1) removal: a worker's signal has a listener per running run.
         self._listeners: dict[Listener, None] = {}
         self._parent: AbortSignal | None = None
@@ -55,16 +60,25 @@ class AbortSignal:
         return len(self._listeners)
 
     def abort(self, reason: FerryError) -> None:
-        """Abort with ``reason``; later calls keep the first reason."""
+        """Abort with ``reason``; later calls keep the first reason.
+
+        The abort comes from the runtime (a timeout's timer, the lease keeper, a drain), so
+        a listener that raises is logged (``jobs.signal.listener-failed``) and the others
+        still hear it; it never breaks the timer or the keeper that aborted."""
         if self._reason is not None:
             return
         self._reason = reason
         self._parent = None  # the parent clears its listeners when it aborts; nothing to undo
         if self._event is not None:
             self._event.set()
+        if self._blocking is not None:
+            self._blocking.set()
         listeners, self._listeners = self._listeners, {}
         for listener in listeners:
-            listener(reason)
+            try:
+                listener(reason)
+            except Exception:
+                logger.exception("jobs.signal.listener-failed", extra={"code": reason.code})
 
     def add_listener(self, listener: Listener) -> None:
         """Call ``listener(reason)`` when the signal aborts (at once if it already has);
@@ -92,6 +106,18 @@ class AbortSignal:
             await self._event.wait()
         assert self._reason is not None
         return self._reason
+
+    def wait_blocking(self, timeout: float | None = None) -> bool:
+        """Block this thread until the signal aborts or ``timeout`` seconds pass; answers
+        whether it aborted. For a sync body on its thread (never on the event loop): an
+        interruptible pause, e.g. ``while not ctx.signal.wait_blocking(5): poll()``."""
+        if self._blocking is None:
+            # Published before the reason is read again: an abort on the loop either sees
+            # this event or happened before the read below.
+            self._blocking = threading.Event()
+        if self._reason is not None:
+            return True
+        return self._blocking.wait(timeout)
 
     def throw_if_aborted(self) -> None:
         """Raise the abort reason if the signal has aborted."""

@@ -3,21 +3,30 @@
 
 The step is the retry unit, not the job: a retry re-enters the body, replays every
 recorded step from the store without calling it, and runs only the one that failed.
+
+A step's function may be sync or async. In an ``async def`` body a sync function runs on
+the worker's thread pool, so a blocking call inside a step never stalls the event loop;
+a ``def`` body gets ``SyncStep``, the same steps without ``await``, whose functions run on
+the body's own thread while the store is reached through the loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, overload
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar, cast, overload
 
+from ferry._bounds import check_instant_ms
 from ferry._duration import Duration, to_ms
 from ferry._jobs.children import Child, ChildOutcome, Children, outcome_json, outcome_of
 from ferry._jobs.declaration import JobHandle
 from ferry._jobs.facade import build_request
-from ferry._jobs.results import statuses, wait_ms
+from ferry._jobs.results import statuses
 from ferry._jobs.signal import AbortSignal
+from ferry._jobs.threads import ThreadPool
 from ferry._payload import to_json
+from ferry._storable import checked_key, quoted
 from ferry.drivers.capabilities import CHILDREN, RESULTS, need
 from ferry.drivers.protocol import EnqueueRequest, JobDriver, RunFence, StepRecord
 from ferry.errors import FerryError
@@ -61,8 +70,11 @@ class Step:
         worker_id: str,
         driver: JobDriver,
         signal: AbortSignal,
+        threads: ThreadPool,
         observer: StepObserver | None = None,
+        fenced: Callable[[str], None] | None = None,
     ) -> None:
+        self._threads = threads
         self._job_name = job_name
         self._job_id = job_id
         self._worker_id = worker_id
@@ -71,6 +83,9 @@ class Step:
         self._signal = signal
         self._clock = driver.clock
         self._observer = observer
+        self._fenced = fenced
+        """Told the name of a step whose record the fence refused (the run is another
+        worker's now) before ``step.run`` raises, so the attempt ends ``superseded``."""
         self._recorded: Mapping[str, StepRecord] | None = None
         self._seen: set[str] = set()
 
@@ -86,29 +101,45 @@ class Step:
         the JSON form of the result (fresh lists and dicts), the first time exactly as on
         every replay.
         """
-        recorded = await self._claim_name(name)
+        recorded, started = await self.begin(name)
         if recorded is not None:
             return recorded.result
+        call = _bound(fn, self._signal)
+        value: Any
+        if inspect.iscoroutinefunction(fn):
+            value = await cast("Awaitable[Any]", call())
+        else:
+            value = await self._threads.run(call)  # off the loop: it may block
+            if inspect.isawaitable(value):  # a lambda returning a coroutine
+                value = await value
+        return await self.finish(name, started, value)
+
+    async def begin(self, name: str) -> tuple[StepRecord | None, int]:
+        """The recorded step to replay, or (``None``) leave to run it now and its start."""
+        recorded = await self._claim_name(name)
+        if recorded is not None:
+            return recorded, 0
         self._refuse_if_aborted(name)
-        started = self._clock.now_ms()
         if self._observer is not None:
             self._observer.step_executed(self._job_name, self._job_id, name)
-        value = fn(self._signal) if _takes_signal(fn) else fn()
-        if inspect.isawaitable(value):
-            value = await value
+        return None, self._clock.now_ms()
+
+    async def finish(self, name: str, started_ms: int, value: Any) -> Any:
+        """Record what the step's function returned (unless the run aborted meanwhile);
+        answers its JSON form."""
         self._refuse_if_aborted(name)
         result = to_json(value, what=f'step "{name}" result')
-        await self._record(StepRecord(name, "run", result, started, self._clock.now_ms()))
+        await self._record(StepRecord(name, "run", result, started_ms, self._clock.now_ms()))
         return result
 
     async def sleep(self, name: str, duration: Duration) -> None:
         """Park the run for ``duration`` without holding a worker or counting an attempt."""
-        wait_ms = to_ms(duration, what=f'step.sleep("{name}")')
+        wait_ms = to_ms(duration, what=f"step.sleep({quoted(name)})")
         recorded = await self._claim_name(name)
         now = self._clock.now_ms()
         if recorded is None:
             self._refuse_if_aborted(name)
-            wake_at = now + wait_ms
+            wake_at = check_instant_ms(now + wait_ms, field=f"step.sleep({quoted(name)}) wake")
             await self._record(StepRecord(name, "sleep", None, now, now, wake_at))
             if self._observer is not None:
                 self._observer.step_executed(self._job_name, self._job_id, name)
@@ -190,14 +221,14 @@ class Step:
                 f'pass what step.enqueue returned: children = await step.enqueue("fan-out", '
                 f'...); await step.wait("{name}", children, timeout="1d")',
             )
-        wait_for = wait_ms(timeout, what=f'step.wait("{name}") timeout')
+        wait_for = to_ms(timeout, what=f'step.wait("{name}") timeout')
         recorded = await self._claim_name(name)
         if recorded is not None and recorded.kind == "run":
             return [outcome_of(children.definition_of, o) for o in recorded.result]
         now = self._clock.now_ms()
         deadline = recorded.wake_at_ms if recorded is not None else None
         if deadline is None:
-            deadline = now + wait_for
+            deadline = check_instant_ms(now + wait_for, field=f'step.wait("{name}") deadline')
         self._refuse_if_aborted(name)
         results = need(self._driver, RESULTS, by=f'step.wait("{name}")')
         store = need(self._driver, CHILDREN, by=f'step.wait("{name}")')
@@ -236,6 +267,7 @@ class Step:
                     build_request(
                         handle.definition,
                         value,
+                        queue=handle.queue,
                         actor=handle.actor,
                         key_prefix=f"child:{self._job_id}:{name}",
                         max_payload_bytes=self._driver.max_payload_bytes,
@@ -265,6 +297,14 @@ class Step:
                 f'step name {name!r} in job "{self._job_name}" is not a non-empty string',
                 'name every step with a stable string, e.g. step.run("provision", ...)',
             )
+        # A step name is half of its row's primary key: text every driver stores, short
+        # enough for the index (else the step's write fails inside the database client).
+        checked_key(
+            name,
+            what=f'job "{self._job_name}" step name',
+            code="X_INVARIANT",
+            fix="name the step with a short stable string; in a loop add the item's id",
+        )
         if name in self._seen:
             raise FerryError(
                 "X_STEP_DUPLICATE",
@@ -290,6 +330,8 @@ class Step:
 
     async def _record(self, record: StepRecord) -> None:
         if not await self._store.record(self._job_id, record, worker_id=self._worker_id):
+            if self._fenced is not None:
+                self._fenced(record.name)
             raise FerryError(
                 "X_LEASE_LOST",
                 f'step "{record.name}" of job "{self._job_name}" was not recorded: this '
@@ -297,6 +339,59 @@ class Step:
                 "nothing to fix here — another worker owns the run now; keep steps short "
                 "and idempotent",
             )
+
+
+class SyncStep:
+    """The ``step`` a ``def`` body receives: ``Step`` without ``await``, called from the
+    body's thread. The function runs right here, on that thread; loading and recording go
+    to the store through the worker's event loop."""
+
+    def __init__(self, step: Step, loop: asyncio.AbstractEventLoop) -> None:
+        self._step = step
+        self._loop = loop
+
+    def run(self, name: str, fn: Callable[..., T]) -> T:
+        """``Step.run`` for a sync function: once per run, its JSON result recorded."""
+        if inspect.iscoroutinefunction(fn):
+            raise FerryError(
+                "X_INVARIANT",
+                f'step "{name}" of a sync job body was given the async function '
+                f"{fn.__qualname__!r}, which this thread cannot await",
+                "give a sync body's steps sync functions, or declare the body `async def`",
+            )
+        recorded, started = self._on_loop(self._step.begin(name))
+        if recorded is not None:
+            return recorded.result  # type: ignore[no-any-return]
+        value = _bound(fn, self._step._signal)()
+        return self._on_loop(self._step.finish(name, started, value))  # type: ignore[no-any-return]
+
+    def sleep(self, name: str, duration: Duration) -> None:
+        """``Step.sleep``: parks the run (the body's thread unwinds through ``Parked``)."""
+        self._on_loop(self._step.sleep(name, duration))
+
+    def enqueue(self, name: str, children: Iterable[tuple[JobHandle[Any, R], Any]]) -> Children[R]:
+        """``Step.enqueue``: the children written once per run."""
+        return self._on_loop(self._step.enqueue(name, children))
+
+    def wait(
+        self,
+        name: str,
+        children: Children[R],
+        *,
+        timeout: Duration,
+    ) -> list[ChildOutcome[R]]:
+        """``Step.wait``: their outcomes, or the run parks (through ``Parked``, as a sleep)."""
+        return self._on_loop(self._step.wait(name, children, timeout=timeout))
+
+    def _on_loop(self, call: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(call, self._loop).result()
+
+
+def _bound(fn: Callable[..., T], signal: AbortSignal) -> Callable[[], T]:
+    """``fn`` as a call of no arguments: given the run's signal if it takes one."""
+    if _takes_signal(fn):
+        return lambda: fn(signal)
+    return fn
 
 
 def _pairs(name: str, children: object) -> list[tuple[JobHandle[Any, Any], Any]]:

@@ -33,8 +33,9 @@ _UNKNOWN = object()
 _TRACER = trace.get_tracer(TRACER_NAME) if trace is not None else None
 """A proxy: it follows whatever provider the application installs, before or after this."""
 
-_FAILED: frozenset[ExecutionOutcome] = frozenset({"retried", "dead", "lease-lost"})
-"""Outcomes whose span is marked as an error (the attempt failed or its lease lapsed)."""
+_FAILED: frozenset[ExecutionOutcome] = frozenset({"retried", "dead", "lease-lost", "superseded"})
+"""Outcomes whose span is marked as an error (the attempt failed, its lease lapsed, or the
+fence refused its writes — a superseded attempt never claims it completed)."""
 
 
 def tracing() -> bool:

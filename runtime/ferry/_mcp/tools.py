@@ -23,14 +23,12 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 import ferry._operations as operations
-from ferry._duration import to_ms
 from ferry._operations.access import Access, Level
 from ferry._operations.envelope import Outcome
-from ferry._operations.filters import FILTER_WORDS
-from ferry._operations.queues import DEFAULT_WINDOW_MS
+from ferry._operations.filters import FILTER_WORDS, MAX_PAGE, page_limit
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
-from ferry.tasks._declaration import TaskHandle
+from ferry.tasks._declaration import MAX_OCCURRENCES, TaskHandle
 
 READ_TOOLS = (
     "admin.x_jobs.list",
@@ -75,6 +73,7 @@ class Backend:
 
 
 Body = Callable[[], Awaitable[Outcome]]
+RunId = Annotated[str | int, Field(description="the run's id, as `jobs.list` gives it")]
 
 
 def admin_tools(backend: Backend) -> MCPServer:
@@ -107,14 +106,15 @@ def admin_tools(backend: Backend) -> MCPServer:
         since: Annotated[str | None, Field(description='created after: "1h" ago or ISO')] = None,
         until: Annotated[str | None, Field(description='created before: "10m" ago or ISO')] = None,
         before: Annotated[str | None, Field(description="page on: runs older than this id")] = None,
-        limit: Annotated[int | None, Field(description="page size, 1 to 500 (50)")] = None,
+        limit: Annotated[int | None, Field(description=f"page size, 1 to {MAX_PAGE} (50)")] = None,
     ) -> CallToolResult:
         words = dict(
             zip(FILTER_WORDS, (queue, job, state, tenant, since, until, before), strict=False)
         )
-        words["limit"] = None if limit is None else str(limit)
 
         async def body() -> Outcome:
+            # The number is bounded before it becomes a word: str() of a huge int raises.
+            words["limit"] = None if limit is None else str(page_limit(limit))
             page = await operations.list_runs(d, words)
             return Outcome("jobs ls", f"{len(page.runs)} run(s)", page.to_json())
 
@@ -126,12 +126,10 @@ def admin_tools(backend: Backend) -> MCPServer:
         "read",
         "One run: input, state, attempts, steps, error, lease (job:read).",
     )
-    async def jobs_show(ctx: Context, id: str) -> CallToolResult:
+    async def jobs_show(ctx: Context, id: RunId) -> CallToolResult:
         async def body() -> Outcome:
             run = await operations.show_run(d, id)
-            s = run.summary
-            summary = f'run {s.id} of job "{s.name}" is {s.state}'
-            return Outcome("jobs show", summary, operations.run_json(run))
+            return Outcome("jobs show", operations.run_headline(run), operations.run_json(run))
 
         return await guard(ctx, "read", "jobs show", body)
 
@@ -146,7 +144,7 @@ def admin_tools(backend: Backend) -> MCPServer:
         window: Annotated[str, Field(description='throughput window, e.g. "5m", "1h"')] = "5m",
     ) -> CallToolResult:
         async def body() -> Outcome:
-            window_ms = to_ms(window, what="window") or DEFAULT_WINDOW_MS
+            window_ms = operations.stats_window_ms(window)
             queues = await operations.queue_stats(d, window_ms)
             data = operations.stats_json(window_ms, queues)
             return Outcome("jobs stats", f"{len(queues)} queue(s)", data)
@@ -176,7 +174,9 @@ def admin_tools(backend: Backend) -> MCPServer:
     async def tasks_show(
         ctx: Context,
         name: str,
-        count: Annotated[int, Field(description="how many next occurrences")] = 5,
+        count: Annotated[
+            int, Field(description=f"how many next occurrences, 1 to {MAX_OCCURRENCES} (5)")
+        ] = 5,
     ) -> CallToolResult:
         async def body() -> Outcome:
             task = operations.find_task(backend.tasks, name)
@@ -193,7 +193,7 @@ def admin_tools(backend: Backend) -> MCPServer:
         "manage",
         "Put a dead or cancelled run back to queued (job:manage).",
     )
-    async def job_retry(ctx: Context, id: str) -> CallToolResult:
+    async def job_retry(ctx: Context, id: RunId) -> CallToolResult:
         return await guard.act(ctx, "jobs retry", lambda: operations.retry_run(d, id))
 
     @_tool(
@@ -202,7 +202,7 @@ def admin_tools(backend: Backend) -> MCPServer:
         "manage",
         "Cancel a queued, sleeping or running run (job:manage).",
     )
-    async def job_cancel(ctx: Context, id: str) -> CallToolResult:
+    async def job_cancel(ctx: Context, id: RunId) -> CallToolResult:
         return await guard.act(ctx, "jobs cancel", lambda: operations.cancel_run(d, id))
 
     for verb, paused in (("pause", True), ("resume", False)):

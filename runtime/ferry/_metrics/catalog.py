@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
-from ferry.drivers.protocol import JOB_STATES, QueueStats
+from ferry._metrics.queue_catalog import QueueMetrics
 
 _DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
 _CLAIM_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
@@ -24,8 +24,9 @@ class WorkerMetrics:
         self.registry = registry
         self.leases_lost = Counter(
             "job_leases_lost",
-            "Runs whose lease lapsed under a running body (a whole window with no renewal "
-            "landing): the queue may hand them to a second worker. Alert on any increase.",
+            "Attempts whose lease lapsed, once per lapse: a whole window with no renewal "
+            "landing, the fence refusing a settle or step write, or a settle that could not "
+            "be sent. The run may execute twice. Alert on any increase.",
             ["queue"],
             registry=registry,
         )
@@ -37,7 +38,8 @@ class WorkerMetrics:
         )
         self.runs = Counter(
             "job_runs",
-            "Attempts this worker ended, by outcome.",
+            "Attempts this worker ended, by outcome (a settle the fence refused is "
+            "superseded, never completed).",
             ["queue", "job", "outcome"],
             registry=registry,
         )
@@ -60,6 +62,13 @@ class WorkerMetrics:
             buckets=_CLAIM_BUCKETS,
             registry=registry,
         )
+        self.rate_limited = Counter(
+            "job_rate_limited",
+            "Runs a claim deferred because their job's rate limit had no room for them "
+            "(never leased, no attempt counted; each deferral counts once).",
+            ["job"],
+            registry=registry,
+        )
         self.claim_failures = Counter(
             "job_claim_failures",
             "Claims that raised (database unreachable, restarting, …).",
@@ -70,19 +79,7 @@ class WorkerMetrics:
             "Attempts this worker is executing now.",
             registry=registry,
         )
-        self.queue_depth = Gauge(
-            "job_queue_depth",
-            "Runs per queue and state, sampled from the driver's stats.",
-            ["queue", "state"],
-            registry=registry,
-        )
-        self.queue_oldest_age = Gauge(
-            "job_queue_oldest_age_seconds",
-            "How long the longest-waiting due run of each queue has waited (0 when none "
-            "waits), sampled from the driver's stats.",
-            ["queue"],
-            registry=registry,
-        )
+        self.queues = QueueMetrics(registry)
         self.wake_healthy = Gauge(
             "job_wake_listener_healthy",
             "1 while the push channel waking idle workers (LISTEN, pub/sub) is up, else 0.",
@@ -95,19 +92,14 @@ class WorkerMetrics:
             self.leases_lost.labels(queue=queue)
             self.heartbeat_failures.labels(queue=queue)
 
+    def serve_rated(self, jobs: Iterable[str]) -> None:
+        """Start the rate limit counter at 0 for each rated job, for the same reason."""
+        for job in jobs:
+            self.rate_limited.labels(job=job)
+
     def follow_wake(self, healthy: Callable[[], bool]) -> None:
         """Report the wake listener's health, read at scrape time."""
         self.wake_healthy.set_function(lambda: 1.0 if healthy() else 0.0)
-
-    def record_stats(self, stats: Iterable[QueueStats], *, now_ms: int) -> None:
-        """Set the queue-depth and queue-age gauges from one ``driver.stats()`` sample."""
-        for queue in stats:
-            for state in JOB_STATES:
-                self.queue_depth.labels(queue=queue.queue, state=state).set(
-                    queue.counts.get(state, 0)
-                )
-            waited_ms = 0 if queue.oldest_due_at_ms is None else now_ms - queue.oldest_due_at_ms
-            self.queue_oldest_age.labels(queue=queue.queue).set(max(waited_ms, 0) / 1000)
 
     def observer(self, then: ExecutionObserver) -> ExecutionObserver:
         """An execution observer that counts into these metrics, then calls ``then``."""
@@ -132,6 +124,10 @@ class _MetricsObserver(ExecutionObserver):
     def lease_lost(self, job_name: str, job_id: str, queue: str) -> None:
         self._metrics.leases_lost.labels(queue=queue).inc()
         self._then.lease_lost(job_name, job_id, queue)
+
+    def rate_limited(self, job_name: str, job_id: str, queue: str, until_ms: int) -> None:
+        self._metrics.rate_limited.labels(job=job_name).inc()
+        self._then.rate_limited(job_name, job_id, queue, until_ms)
 
     def execution_finished(self, report: ExecutionReport) -> None:
         self._metrics.runs.labels(

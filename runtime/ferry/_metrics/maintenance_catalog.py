@@ -20,7 +20,8 @@ class MaintenanceMetrics:
         self.pruned_total = Counter(
             "job_maintenance_pruned",
             "Rows maintenance deleted, by kind: completed (and cancelled) runs, dead runs, "
-            "expired slots, published outbox entries, webhook attempt rows, expired records.",
+            "expired slots, published outbox entries, webhook attempt rows, expired records, empty "
+            "rate windows.",
             ["kind"],
             registry=registry,
         )

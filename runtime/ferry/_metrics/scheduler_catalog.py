@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from ferry._metrics.queue_catalog import QueueMetrics
+
 
 class SchedulerMetrics:
     """The metrics a scheduler exports, registered in ``registry``."""
@@ -27,11 +29,26 @@ class SchedulerMetrics:
             ["task"],
             registry=registry,
         )
+        self.declared = Gauge(
+            "job_declared_info",
+            "1 for every job the scheduler's app declares, labelled with the queue the code "
+            "puts it on (what the Kubernetes operator compares with a DurableJob's queue).",
+            ["job", "queue"],
+            registry=registry,
+        )
+        # Set while this node leads (the one of the namespace measuring its queues), and
+        # cleared while it stands by.
+        self.queues = QueueMetrics(registry)
 
     def serve_tasks(self, tasks: Iterable[str]) -> None:
         """Start every task's counter at 0, so its first dispatch is an increase."""
         for task in tasks:
             self.dispatches.labels(task=task)
+
+    def declare_jobs(self, jobs: Iterable[tuple[str, str]]) -> None:
+        """Report each ``(job, declared queue)`` of the app."""
+        for job, queue in jobs:
+            self.declared.labels(job=job, queue=queue).set(1)
 
     def follow_leader(self, held: Callable[[], bool]) -> None:
         """Report whether this node leads, read at scrape time."""

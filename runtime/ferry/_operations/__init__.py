@@ -9,6 +9,7 @@ cannot mean one thing in a terminal and another on a page. Nothing here imports 
 framework, the MCP SDK or the CLI.
 """
 
+from ferry._operations.enqueue import enqueue_job, find_job, input_of
 from ferry._operations.envelope import Action, Outcome, camel_keys
 from ferry._operations.queues import (
     DEFAULT_WINDOW_MS,
@@ -17,14 +18,17 @@ from ferry._operations.queues import (
     queue_stats,
     set_queue_paused,
     stats_json,
+    stats_window_ms,
 )
 from ferry._operations.runs import (
     RunsPage,
     cancel_run,
     list_runs,
     retry_run,
+    run_headline,
     run_json,
     show_run,
+    waiting_for,
 )
 from ferry._operations.schedules import (
     find_task,
@@ -42,17 +46,23 @@ __all__ = [
     "RunsPage",
     "camel_keys",
     "cancel_run",
+    "enqueue_job",
+    "find_job",
     "find_task",
+    "input_of",
     "list_runs",
     "queue_overview",
     "queue_stats",
     "retry_run",
+    "run_headline",
     "run_json",
     "run_task_now",
     "set_queue_paused",
     "set_task_paused",
     "show_run",
     "stats_json",
+    "stats_window_ms",
     "task_status",
     "task_statuses",
+    "waiting_for",
 ]

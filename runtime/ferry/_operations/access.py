@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import os
 import secrets
 from collections.abc import Iterable
@@ -67,7 +68,6 @@ class Access:
         insecure_dev: bool = False,
         secret: str | None = None,
         clock: Clock | None = None,
-        trust_proxy: bool = False,
     ) -> None:
         self._clock: Clock = clock or SystemClock()
         self._tokens: list[tuple[str, Level]] = [
@@ -82,8 +82,6 @@ class Access:
                 "FERRY_ADMIN_TOKEN_READ; only on your own machine, --insecure-dev",
             )
         self.insecure_dev = insecure_dev
-        self.trust_proxy = trust_proxy
-        """Believe ``X-Forwarded-Proto``/``-For``: only behind a proxy that sets them."""
         # A random secret per process logs everyone out on restart; FERRY_ADMIN_SECRET
         # keeps sessions valid across restarts and replicas.
         self._secret = (secret or secrets.token_hex(32)).encode()
@@ -95,33 +93,22 @@ class Access:
         manage_token: str | None,
         *,
         insecure_dev: bool,
-        trust_proxy: bool = False,
     ) -> Access:
-        """Tokens from the command line, else from ``FERRY_ADMIN_TOKEN_READ/_MANAGE``;
-        the proxy trust from ``--trust-proxy`` or ``FERRY_ADMIN_TRUST_PROXY=1``."""
+        """Tokens from the command line, else from ``FERRY_ADMIN_TOKEN_READ/_MANAGE``."""
         env = os.environ.get
         return cls(
             read_tokens=[read_token or env("FERRY_ADMIN_TOKEN_READ") or ""],
             manage_tokens=[manage_token or env("FERRY_ADMIN_TOKEN_MANAGE") or ""],
             insecure_dev=insecure_dev,
             secret=env("FERRY_ADMIN_SECRET"),
-            trust_proxy=trust_proxy or env("FERRY_ADMIN_TRUST_PROXY", "") in ("1", "true"),
         )
 
-    def over_https(self, scheme: str, forwarded_proto: str | None) -> bool:
-        """Whether the browser reached us over HTTPS: directly, or through a trusted proxy
-        that terminated TLS and said so in ``X-Forwarded-Proto``."""
-        if scheme == "https":
-            return True
-        first = (forwarded_proto or "").split(",")[0].strip().lower()
-        return self.trust_proxy and first == "https"
-
-    def client_address(self, peer: str | None, forwarded_for: str | None) -> str:
-        """Who is signing in: the peer, or (behind a trusted proxy) the address the proxy
-        saw — the last hop of ``X-Forwarded-For``, the one a client cannot forge."""
-        if self.trust_proxy and forwarded_for:
-            return forwarded_for.split(",")[-1].strip() or (peer or "unknown")
-        return peer or "unknown"
+    def bearer_level(self, authorization: str | None) -> Level | None:
+        """The level an ``Authorization: Bearer <token>`` header grants (None: no bearer
+        token, or one that grants nothing)."""
+        if authorization is None or not authorization.lower().startswith("bearer "):
+            return None
+        return self.level_of(authorization[7:].strip())
 
     def level_of(self, token: str) -> Level | None:
         """The permission level a token grants, compared in constant time."""
@@ -137,7 +124,7 @@ class Access:
         A session's revocation is not checked here (it needs storage): the dashboard asks
         the driver afterwards."""
         if authorization is not None and authorization.lower().startswith("bearer "):
-            level = self.level_of(authorization[7:].strip())
+            level = self.bearer_level(authorization)
             return Grant(level, None) if level is not None else None
         if cookie:
             grant = self._verify(cookie)
@@ -187,3 +174,23 @@ class Access:
 
     def _sign(self, text: str) -> str:
         return hmac.new(self._secret, text.encode(), hashlib.sha256).hexdigest()
+
+
+def trusted_proxies(text: str | None) -> tuple[str, ...]:
+    """The proxies ``--trust-proxy`` (``FERRY_ADMIN_TRUST_PROXY``) names: a comma-separated
+    list of addresses or networks (``10.0.0.7``, ``10.0.0.0/8``, ``::1``). Only a request
+    whose TCP peer is one of them has its ``X-Forwarded-For``/``-Proto`` believed (by the
+    server, before the app sees the request); none named, none believed."""
+    proxies: list[str] = []
+    for item in filter(None, (part.strip() for part in (text or "").split(","))):
+        try:
+            proxies.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise FerryError(
+                "X_INVARIANT",
+                f"--trust-proxy item {item[:60]!r} is not an address or a network",
+                "name the proxy in front of this server by its address, e.g. "
+                "--trust-proxy 10.0.0.7 or --trust-proxy 10.0.0.0/8 (comma-separated); leave "
+                "it out when clients connect directly",
+            ) from None
+    return tuple(proxies)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
+from ferry._bounds import bounded_int, int_text, run_id
 from ferry._duration import to_ms
 from ferry._storable import quoted, unstorable
 from ferry.drivers.protocol import JOB_STATES, RunFilter
@@ -18,10 +19,9 @@ from ferry.errors import FerryError
 MAX_PAGE = 500
 """The most runs one page may ask for; a page is one bounded query, never the table."""
 
+_LIMIT_FIX = f"ask for a page of 1 to {MAX_PAGE} runs, and page on with before"
 FILTER_WORDS = ("queue", "job", "state", "tenant", "since", "until", "before", "limit")
 _NAME_WORDS = ("queue", "job", "tenant")
-_RUN_ID_MAX = 2**63 - 1
-"""Run ids are bigint row ids: a larger number names no run and is a typo, not a filter."""
 
 
 def run_filter(
@@ -39,14 +39,8 @@ def run_filter(
             f"use one of: {', '.join(JOB_STATES)}",
         )
     before = given.get("before")
-    if before is not None and not (
-        before.isascii() and before.isdigit() and 0 < int(before) <= _RUN_ID_MAX
-    ):
-        raise FerryError(
-            "X_INVARIANT",
-            f"before {before[:40]!r} is not a run id (a whole number from 1 to {_RUN_ID_MAX})",
-            "pass the id of the last run of the previous page (the `next_before_id`)",
-        )
+    if before is not None:
+        before = run_id(before, field="before")
     return RunFilter(
         queue=given.get("queue"),
         name=given.get("job"),
@@ -76,14 +70,7 @@ def instant_ms(text: str | None, *, now_ms: int, what: str) -> int | None:
     if text is None:
         return None
     if text[0].isdigit() and not text.isdigit() and "-" not in text:
-        ago_ms = now_ms - to_ms(text, what=what)
-        if ago_ms < -_RUN_ID_MAX:
-            raise FerryError(
-                "X_INVARIANT",
-                f"{what} {text[:40]!r} reaches further back than any instant",
-                f'write {what} as a duration that fits, like "30m", "2h", "7d"',
-            )
-        return ago_ms
+        return now_ms - to_ms(text, what=what)
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except (ValueError, OverflowError):
@@ -105,14 +92,19 @@ def instant(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def page_limit(limit: int) -> int:
+    """A page size given as a number (an MCP argument): 1..``MAX_PAGE``."""
+    return bounded_int(limit, field="limit", low=1, high=MAX_PAGE, fix=_LIMIT_FIX)
+
+
 def page_size(text: str | None, default: int) -> int:
     """How many runs a page shows: 1..``MAX_PAGE``."""
     if text is None:
         return default
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_PAGE:
-        raise FerryError(
-            "X_INVARIANT",
-            f"limit {text!r} is not a page size from 1 to {MAX_PAGE}",
-            f"pass --limit between 1 and {MAX_PAGE}, and page with --before",
-        )
-    return int(text)
+    return int_text(
+        text,
+        field="limit",
+        low=1,
+        high=MAX_PAGE,
+        fix=_LIMIT_FIX,
+    )

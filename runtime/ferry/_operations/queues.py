@@ -6,12 +6,33 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ferry._duration import to_ms
+from ferry._names import check_name
 from ferry._operations.envelope import Action
 from ferry._operations.runs import introspection
 from ferry.drivers.protocol import JobDriver, JobState
+from ferry.errors import FerryError
 
 DEFAULT_WINDOW_MS = 5 * 60_000
 """Throughput is measured over the last five minutes unless asked otherwise."""
+MAX_WINDOW_MS = 366 * 86_400_000
+"""The longest throughput window: a year (and a day). Completed runs older than that are
+rarely still kept (retention), and the count is one query over the finished runs."""
+
+
+def stats_window_ms(text: str | None) -> int:
+    """A throughput window as typed (``"5m"``, ``"1h"``; none: five minutes), from 1 ms to
+    ``MAX_WINDOW_MS``; ``X_OUT_OF_RANGE`` outside that."""
+    if text is None:
+        return DEFAULT_WINDOW_MS
+    window_ms = to_ms(text, what="window")
+    if not 1 <= window_ms <= MAX_WINDOW_MS:
+        raise FerryError(
+            "X_OUT_OF_RANGE",
+            f"window {text[:40]!r} is {window_ms} ms, not a window from 1 ms to 366 days",
+            'measure throughput over a window such as "5m", "1h" or "7d"',
+        )
+    return window_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +95,8 @@ def stats_json(window_ms: int, queues: Sequence[QueueOverview]) -> dict[str, Any
 
 
 async def set_queue_paused(driver: JobDriver, queue: str, *, paused: bool) -> Action:
-    """Pause (stop claims) or resume one queue (the driver refuses a name that is not one)."""
+    """Pause (stop claims) or resume one queue; a name no queue can have is refused first."""
+    check_name(queue, what="queue")
     if paused:
         await introspection(driver).pause_queue(queue)
         summary = f'queue "{queue}" is paused: its runs stay queued until it is resumed'

@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from ferry._bounds import run_id
 from ferry._operations.envelope import Action, camel_keys
-from ferry._operations.filters import run_filter
+from ferry._operations.filters import instant, run_filter
 from ferry.drivers._refusals import run_not_found
 from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.drivers.protocol import JobDriver, JobIntrospection, RunDetail, RunFilter, RunSummary
@@ -44,17 +45,38 @@ async def list_runs(driver: JobDriver, words: Mapping[str, str | None]) -> RunsP
     return RunsPage(wanted, await introspection(driver).list_runs(wanted))
 
 
-async def show_run(driver: JobDriver, run_id: str) -> RunDetail:
-    """Everything known about one run; ``X_RUN_NOT_FOUND`` when no run has the id."""
-    run = await introspection(driver).get_run(run_id)
+async def show_run(driver: JobDriver, id: str | int) -> RunDetail:
+    """Everything known about one run; ``X_RUN_ID_INVALID`` for an id no run can have,
+    ``X_RUN_NOT_FOUND`` when no run has it."""
+    wanted = run_id(id)
+    run = await introspection(driver).get_run(wanted)
     if run is None:
-        raise run_not_found(run_id)
+        raise run_not_found(wanted)
     return run
+
+
+def waiting_for(run: RunDetail) -> str | None:
+    """Why a queued run is not due yet, when ferry put it off (every surface shows this
+    line): ``deferred by rate limit until <instant>`` while the instant a claim deferred it
+    to is still its ``run_at``; None otherwise."""
+    until = run.rate_deferred_until_ms
+    if run.summary.state == "queued" and until is not None and until == run.summary.run_at_ms:
+        return f"deferred by rate limit until {instant(until)}"
+    return None
+
+
+def run_headline(run: RunDetail) -> str:
+    """The one line ``jobs show`` answers with on every surface: the run, its job, its
+    state, and why it waits when ferry put it off."""
+    s = run.summary
+    waiting = waiting_for(run)
+    return f'run {s.id} of job "{s.name}" is {s.state}' + (f" ({waiting})" if waiting else "")
 
 
 def run_json(run: RunDetail) -> dict[str, Any]:
     """A run as ``ferry jobs show --json`` carries it: its own fields in camelCase, the
-    stored values as stored (an input's ``org_id`` stays ``org_id``), each copied once."""
+    stored values as stored (an input's ``org_id`` stays ``org_id``), each copied once,
+    and ``waiting`` (``waiting_for``)."""
     bare = replace(
         run, payload=None, result=None, steps=[replace(st, result=None) for st in run.steps]
     )
@@ -62,24 +84,27 @@ def run_json(run: RunDetail) -> dict[str, Any]:
     data["payload"], data["result"] = run.payload, run.result
     for shown, step in zip(data["steps"], run.steps, strict=True):
         shown["result"] = step.result
+    data["waiting"] = waiting_for(run)
     return data
 
 
-async def retry_run(driver: JobDriver, run_id: str) -> Action:
+async def retry_run(driver: JobDriver, id: str | int) -> Action:
     """Put a dead or cancelled run back to queued with fresh attempts."""
-    await introspection(driver).retry_run(run_id)
-    return Action(f"run {run_id} is queued again", {"id": run_id, "state": "queued"}, "run-retried")
+    wanted = run_id(id)
+    await introspection(driver).retry_run(wanted)
+    return Action(f"run {wanted} is queued again", {"id": wanted, "state": "queued"}, "run-retried")
 
 
-async def cancel_run(driver: JobDriver, run_id: str) -> Action:
+async def cancel_run(driver: JobDriver, id: str | int) -> Action:
     """Cancel a run; a running one is asked to stop at its worker's next heartbeat."""
-    state = await introspection(driver).cancel_run(run_id)
+    wanted = run_id(id)
+    state = await introspection(driver).cancel_run(wanted)
     running = state == "running"
     summary = (
-        f"run {run_id} is running: cancel requested; its worker aborts it at its next "
+        f"run {wanted} is running: cancel requested; its worker aborts it at its next "
         "heartbeat and settles it cancelled"
         if running
-        else f"run {run_id} is cancelled"
+        else f"run {wanted} is cancelled"
     )
-    data = {"id": run_id, "state": state, "cancelRequested": running}
+    data = {"id": wanted, "state": state, "cancelRequested": running}
     return Action(summary, data, "run-cancel-requested" if running else "run-cancelled")

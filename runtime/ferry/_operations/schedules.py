@@ -13,12 +13,13 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from ferry._bounds import bounded_int
 from ferry._names import check_name
 from ferry._operations.envelope import Action
 from ferry._scheduler.store import SchedulerStore, TaskTick
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
-from ferry.tasks._declaration import TaskHandle
+from ferry.tasks._declaration import MAX_OCCURRENCES, TaskHandle
 
 
 def task_status(
@@ -81,11 +82,13 @@ async def task_statuses(
 ) -> list[dict[str, Any]]:
     """``ferry tasks list --json``'s rows (with ``next_count``: ``tasks show``'s): each
     task's declaration, next fire in its own zone, last fire and pause."""
-    if next_count is not None and next_count < 1:
-        raise FerryError(
-            "X_INVARIANT",
-            f"a count of {next_count} asks for no occurrences",
-            "ask for 1 or more next occurrences (default 5)",
+    if next_count is not None:
+        bounded_int(
+            next_count,
+            field="count",
+            low=1,
+            high=MAX_OCCURRENCES,
+            fix=f"ask for 1 to {MAX_OCCURRENCES} next occurrences (default 5)",
         )
     store = SchedulerStore(driver, by="reading tasks")
     ticks = await store.ticks()

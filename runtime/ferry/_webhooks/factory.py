@@ -37,7 +37,7 @@ from ferry._webhooks.ledger import (
     WebhookLedger,
 )
 from ferry._webhooks.signing import secret_key, signed_headers
-from ferry._webhooks.targets import check_target, transport_for
+from ferry._webhooks.targets import check_target, egress_proxy, transport_for
 from ferry.drivers.capabilities import RECORDS
 from ferry.drivers.protocol import JsonValue
 from ferry.errors import FerryError
@@ -100,6 +100,7 @@ def webhook(
     queue: str = "default",
     allow_private: bool = False,
     on_disabled: Callable[[str, str], Awaitable[None]] | None = None,
+    proxy: str | None = None,
 ) -> JobHandle[InputT, dict[str, Any]]:
     """Declare the job that delivers one event to one endpoint.
 
@@ -107,7 +108,8 @@ def webhook(
     is the job driver's (on its records, ``ferry._webhooks.ledger``) unless one is passed;
     ``on_disabled(endpoint_id, reason)`` lets the app mark its own endpoint row when the
     webhook disables one. ``allow_private`` admits loopback and private targets (SSRF
-    guard off): local development only.
+    guard off): local development only. ``proxy`` (else ``$FERRY_WEBHOOK_PROXY``) is the
+    egress proxy requests go through, the target's addresses checked all the same.
     """
     if not (isinstance(input, type) and issubclass(input, WebhookDelivery)):
         raise FerryError(
@@ -137,6 +139,7 @@ def webhook(
         request_timeout_s=request_timeout_s,
         allow_private=allow_private,
         on_disabled=on_disabled,
+        proxy=egress_proxy(proxy, webhook=name),
     )
 
     async def deliver(input: InputT, ctx: JobContext) -> dict[str, Any]:
@@ -171,6 +174,7 @@ class _Delivery:
         request_timeout_s: float,
         allow_private: bool,
         on_disabled: Callable[[str, str], Awaitable[None]] | None,
+        proxy: str | None,
     ) -> None:
         self.name = name
         self.endpoint = endpoint
@@ -180,6 +184,7 @@ class _Delivery:
         self.request_timeout_s = request_timeout_s
         self.allow_private = allow_private
         self.on_disabled = on_disabled
+        self.proxy = proxy
 
     @property
     def ledger(self) -> WebhookLedger:
@@ -203,7 +208,7 @@ class _Delivery:
         started = time.monotonic()
         try:
             async with httpx.AsyncClient(
-                transport=transport_for(checked),
+                transport=transport_for(checked, self.proxy),
                 timeout=self.request_timeout_s,
                 follow_redirects=False,
             ) as client:

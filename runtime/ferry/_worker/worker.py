@@ -9,7 +9,9 @@ the last batch's settle does. A run frees its capacity the moment its body ends 
 verdict is submitted, not when the settle lands; it stays *held* until the settle's answer
 arrives (``on_settled``, the report and a drain all wait for that). Each attempt is one
 task (``Execution``). One ``LeaseKeeper`` renews every held lease in one statement per
-heartbeat interval.
+heartbeat interval. Sync bodies and sync step functions run on the worker's thread pool of
+``concurrency`` threads; a thread stranded by an abandoned sync body counts against the
+capacity until it returns.
 
 A claim that comes back short means nothing else is due: the loop then sleeps until an
 enqueue wakes it (the driver's wake), a run it knows of becomes due (its own nacks'
@@ -32,7 +34,7 @@ import time
 from collections.abc import Awaitable, Iterable, Sequence
 from typing import Any
 
-from ferry._aio import first_of
+from ferry._aio import first_of, supervise
 from ferry._identity import new_worker_id
 from ferry._jobs.declaration import JobHandle, declared_jobs
 from ferry._jobs.definition import JobDefinition
@@ -42,10 +44,11 @@ from ferry._jobs.heartbeat import LeaseKeeper
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
 from ferry._jobs.policy import Caps
 from ferry._jobs.signal import AbortSignal
+from ferry._jobs.threads import ThreadPool
 from ferry._metrics.catalog import WorkerMetrics
+from ferry._metrics.queue_catalog import sample_queues
 from ferry._wakeup import DueInstants
 from ferry._worker.drain import Drain
-from ferry._worker.queue_depth import sample_queue_depth
 from ferry._worker.settle_queue import SettleBatch, SettleQueue
 from ferry.drivers.capabilities import SLOTS, need, offered
 from ferry.drivers.protocol import ClaimedJob, ClaimOptions, JobDriver, NackOptions, QueueWake
@@ -114,7 +117,10 @@ class JobWorker:
         self._due = DueInstants()
         self._nudge = asyncio.Event()
         """Set by everything the round-trip loop reacts to inside the worker: a verdict
-        submitted, a round trip answered, a run ended, the worker stopping."""
+        submitted, a round trip answered, a run ended, a stranded thread returning, the
+        worker stopping."""
+        self.threads = ThreadPool(concurrency, on_free=self._nudge.set)
+        """Where sync bodies and sync step functions run."""
         self._stopping = asyncio.Event()
         self._stopped = asyncio.Event()
         self._loop: asyncio.Task[None] | None = None
@@ -135,8 +141,11 @@ class JobWorker:
         self._by_name: dict[str, JobDefinition[Any, Any]] = {}
         self._names: list[str] = []
         self._limits: dict[str, int] = {}
+        self._rates: dict[str, tuple[int, int]] = {}
         self._keeper: LeaseKeeper | None = None
         self._prepared = False
+        self._crash: BaseException | None = None
+        """What ended the round-trip loop, if a bug did: ``run()`` raises it after the drain."""
 
     @property
     def driver(self) -> JobDriver:
@@ -160,13 +169,14 @@ class JobWorker:
         wake = self.driver.wake()
         if self.metrics is not None:
             self.metrics.serve_queues(self.queues or sorted({d.queue for d in definitions}))
+            self.metrics.serve_rated(sorted(self._rates))
             self.metrics.follow_wake(lambda: wake.healthy)
-            self._background.append(
-                asyncio.create_task(
-                    sample_queue_depth(self.driver, self.metrics, self._stats_interval_ms),
-                    name="ferry-queue-depth",
-                )
+            sampling = asyncio.create_task(
+                sample_queues(self.driver, self.metrics.queues, self._stats_interval_ms),
+                name="ferry-queue-depth",
             )
+            supervise(sampling, logger=logger, event="jobs.stats.failed")
+            self._background.append(sampling)
         logger.info(
             "jobs.worker.started",
             extra={
@@ -177,22 +187,38 @@ class JobWorker:
             },
         )
         self._loop = asyncio.create_task(self._round_trips(), name="ferry-round-trips")
+        supervise(
+            self._loop,
+            logger=logger,
+            event="jobs.worker.crashed",
+            fields={"worker_id": self.worker_id, "during": "round-trips"},
+            then=self._crashed,
+        )
+
+    def _crashed(self, error: BaseException) -> None:
+        """The round-trip loop or one of its trips raised (a bug): nothing claims or settles
+        reliably any more, so the worker drains — held runs hear ``X_DRAINING`` and are
+        abandoned by the deadline — and ``run()`` raises ``error``, so the process exits and
+        is restarted instead of answering ``/livez`` while it does nothing."""
+        if self._crash is None:
+            self._crash = error
+        self.drain("worker-crashed")
 
     async def run_due(self) -> int:
         """Claim what is due now, up to the free capacity, and run each claimed attempt to
-        its settle; answers how many were claimed. ``ferry.testing``'s harness cranks the
-        worker with this: the same claim, execution and batched settle as the round-trip
-        loop, one step at a time."""
+        its settle; answers how many runs the claim answered (leased, or deferred by their
+        rate limit). ``ferry.testing``'s harness cranks the worker with this: the same
+        claim, execution and batched settle as the round-trip loop, one step at a time."""
         self._prepare()
-        free = self.concurrency - len(self._bodies)
+        free = self._free()
         if free <= 0:
             return 0
-        claimed = await self.driver.claim(self._claim_options(free))
-        reports = [self._spawn(run) for run in claimed]
+        answered = await self.driver.claim(self._claim_options(free))
+        reports = [self._spawn(run) for run in self._leased(answered)]
         while not all(report.done() for report in reports):
             await first_of(asyncio.wait(reports), self._settles.arrived.wait())
             await self._settles.flush(self.driver.settle_many)
-        return len(claimed)
+        return len(answered)
 
     def _prepare(self) -> list[JobDefinition[Any, Any]]:
         """Resolve the jobs and refuse what cannot be enforced (once); answers the jobs."""
@@ -215,6 +241,9 @@ class JobWorker:
             d.name: d.concurrency.limit
             for d in capped
             if d.concurrency is not None and d.concurrency.when_busy == "wait"
+        }
+        self._rates = {
+            d.name: (d.rate.limit, d.rate.per_ms) for d in definitions if d.rate is not None
         }
         self._keeper = LeaseKeeper(
             self.driver,
@@ -244,6 +273,8 @@ class JobWorker:
         await self.start()
         await self.wait_stopped()
         await self.close()
+        if self._crash is not None:
+            raise self._crash
 
     async def close(self) -> None:
         """Stop, waiting for held runs (the driver, and its wake, stay open: the caller's)."""
@@ -254,24 +285,33 @@ class JobWorker:
             self._stopping.set()
             self._nudge.set()
             self._teardown = asyncio.create_task(self._wind_down(), name="ferry-teardown")
+            supervise(
+                self._teardown,
+                logger=logger,
+                event="jobs.worker.crashed",
+                fields={"worker_id": self.worker_id, "during": "teardown"},
+            )
         return self._teardown
 
     async def _wind_down(self) -> None:
-        # The round-trip loop claims no more but keeps settling what the held runs submit.
-        held = dict(self._held)
-        for report in await self._drain.wait_for(list(held)):
-            held[report].abandon()
-            self._report_abandoned(held[report].claimed)
-        if self._loop is not None:
-            # Whatever ended the loop, it is over once nothing is held or waits to settle.
-            await asyncio.gather(self._loop, return_exceptions=True)
-        for task in self._background:
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
-        if self._keeper is not None:
-            await self._keeper.close()
-        logger.info("jobs.worker.stopped", extra={"worker_id": self.worker_id})
-        self._stopped.set()
+        try:
+            # The round-trip loop claims no more but keeps settling what the held runs submit.
+            held = dict(self._held)
+            for report in await self._drain.wait_for(list(held)):
+                held[report].abandon()
+                self._report_abandoned(held[report].claimed)
+            if self._loop is not None:
+                # Whatever ended the loop, it is over once nothing is held or waits to settle.
+                await asyncio.gather(self._loop, return_exceptions=True)
+            for task in self._background:
+                task.cancel()
+            await asyncio.gather(*self._background, return_exceptions=True)
+            if self._keeper is not None:
+                await self._keeper.close()
+            self.threads.close()
+            logger.info("jobs.worker.stopped", extra={"worker_id": self.worker_id})
+        finally:
+            self._stopped.set()  # a teardown that raised still ends the role: run() returns
 
     def _report_abandoned(self, run: ClaimedJob) -> None:
         logger.error(
@@ -315,7 +355,7 @@ class JobWorker:
             while True:
                 self._nudge.clear()  # what follows sees everything that nudged before this
                 stopping = self._stopping.is_set()
-                free = self.concurrency - len(self._bodies) - self._reserved
+                free = self._free() - self._reserved
                 claim = (
                     min(free, self._share)
                     if not stopping
@@ -355,6 +395,14 @@ class JobWorker:
         trip = asyncio.create_task(self._send(self._settles.take(), options))
         self._sending.add(trip)
         trip.add_done_callback(self._sending.discard)
+        # A failed statement is handled inside; what escapes is a bug, like the loop's own.
+        supervise(
+            trip,
+            logger=logger,
+            event="jobs.worker.crashed",
+            fields={"worker_id": self.worker_id, "during": "trip"},
+            then=self._crashed,
+        )
 
     async def _send(self, batch: SettleBatch, options: ClaimOptions | None) -> None:
         """One trip out and back: spawn what it claimed; a failed claim backs off."""
@@ -378,10 +426,11 @@ class JobWorker:
         self._reserved -= reserved
         if options is not None:
             self._failures = 0
-            for run in claimed:
+            for run in self._leased(claimed):
                 self._spawn(run)
             # A short batch means nothing else was due: claiming again at once would come
-            # back empty.
+            # back empty. Runs the claim deferred by their rate limit count as answered: the
+            # next claim no longer sees them, and may find runs behind them.
             self._short = len(claimed) < options.limit
 
     async def _trip(self, batch: SettleBatch, options: ClaimOptions | None) -> list[ClaimedJob]:
@@ -442,6 +491,25 @@ class JobWorker:
         backoff = self.driver.clock.sleep_ms(min(initial * 2**failures, ceiling))
         await first_of(backoff, self._stopping.wait())
 
+    def _leased(self, answered: list[ClaimedJob]) -> list[ClaimedJob]:
+        """The runs a claim leased; each run it deferred by its rate limit instead is
+        reported, and the worker wakes for it when its key has room."""
+        if not self._rates:
+            return answered
+        leased = []
+        for run in answered:
+            if run.rate_deferred_until_ms is None:
+                leased.append(run)
+            else:
+                self._due.add(run.rate_deferred_until_ms)
+                self.observer.rate_limited(run.name, run.id, run.queue, run.rate_deferred_until_ms)
+        return leased
+
+    def _free(self) -> int:
+        """Capacity to claim for: ``concurrency`` less the running bodies and the threads
+        abandoned sync bodies still hold."""
+        return self.concurrency - len(self._bodies) - self.threads.stranded
+
     def _claim_options(self, free: int) -> ClaimOptions:
         return ClaimOptions(
             worker_id=self.worker_id,
@@ -450,6 +518,7 @@ class JobWorker:
             queues=self.queues,
             names=self._names,
             limits=self._limits,
+            rates=self._rates,
         )
 
     def _spawn(self, run: ClaimedJob) -> asyncio.Future[ExecutionReport]:
@@ -464,6 +533,7 @@ class JobWorker:
             timeout_grace_ms=DEFAULT_TIMEOUT_GRACE_MS,
             keeper=self._keeper_or_fail(),
             caps=self.caps,
+            threads=self.threads,
         )
         report = execution.start(self._by_name.get(run.name))
         self._held[report] = execution

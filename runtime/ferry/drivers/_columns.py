@@ -68,7 +68,7 @@ def from_json_text(text: str | None) -> JsonValue:
 
 def run_pk(job_id: str) -> int | None:
     """The row id a run id names, or None when it cannot name a row (then no run has it)."""
-    if not (job_id.isascii() and job_id.isdigit()):
+    if not (job_id.isascii() and job_id.isdigit()) or len(job_id) > len(str(_BIGINT_MAX)):
         return None
     pk = int(job_id)
     return pk if str(pk) == job_id and 0 < pk <= _BIGINT_MAX else None
@@ -201,8 +201,10 @@ def queue_stats_of(rows: Iterable[Row]) -> list[QueueStats]:
     counts: dict[str, dict[JobState, int]] = {}
     paused: set[str] = set()
     oldest: dict[str, int] = {}
+    due: dict[str, int] = {}
     for row in rows:
         per_queue = counts.setdefault(row["queue"], dict.fromkeys(JOB_STATES, 0))
+        due[row["queue"]] = due.get(row["queue"], 0) + row["due"]
         if row["paused"]:
             paused.add(row["queue"])
         else:
@@ -210,6 +212,6 @@ def queue_stats_of(rows: Iterable[Row]) -> list[QueueStats]:
             if row["oldest_due_at_ms"] is not None:
                 oldest[row["queue"]] = row["oldest_due_at_ms"]
     return [
-        QueueStats(queue, state_counts, queue in paused, oldest.get(queue))
+        QueueStats(queue, state_counts, queue in paused, oldest.get(queue), due[queue])
         for queue, state_counts in sorted(counts.items())
     ]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
+from ferry._bridge import default_connection, run_sync
 from ferry._payload import to_json
 from ferry.drivers.protocol import JsonValue
 from ferry.errors import FerryError
@@ -18,3 +19,22 @@ def checked_entry(type: Any, payload: Any) -> JsonValue:
             'name what happened or which job consumes it, e.g. type="send_receipt"',
         )
     return to_json(payload, what=f'outbox entry "{type}" payload')
+
+
+class _Appends(Protocol):
+    async def append(self, type: str, payload: Any, *, connection: Any) -> str: ...
+
+
+class SyncAppend:
+    """``append_sync``, written once for every driver's outbox over its ``append``."""
+
+    def append_sync(self: _Appends, type: str, payload: Any, *, connection: Any = None) -> str:
+        """``append`` for sync code: through a blocking connection (psycopg, a SQLAlchemy
+        ``Session``, Django's) on this thread, in its transaction; without one, on the
+        loop the driver serves (``ferry._bridge``)."""
+        connection = default_connection(connection)
+        return run_sync(
+            lambda: self.append(type, payload, connection=connection),
+            joined=connection is not None,
+            what=f'outbox append of "{type}"',
+        )

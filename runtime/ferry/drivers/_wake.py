@@ -26,7 +26,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
-from ferry._aio import first_of
+from ferry._aio import first_of, supervise
 from ferry._clock import Clock
 from ferry._wakeup import DueInstants
 
@@ -294,6 +294,8 @@ class Listener(Health):
     def _start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._keep_listening(), name="ferry-wake")
+            # Each session's end is caught inside; this is for what is left: a bug.
+            supervise(self._task, logger=self._logger, event="jobs.wake.lost")
 
     async def close(self) -> None:
         """Stop listening and hand the session back."""
@@ -345,6 +347,8 @@ class Listener(Health):
             else:
                 if self._renew.is_set():
                     continue  # renewed for a new channel, not lost: subscribe again now
+                # The server closed it (a restart, a failover): as much a loss.
+                self._logger.warning("jobs.wake.lost", extra={"error": "the session was closed"})
             if self.healthy:
                 failures = 0  # it did listen: the next reconnect starts from the first delay
             self._set_healthy(False)

@@ -9,7 +9,7 @@ name (``X_DRIVER_CAPABILITY``: the driver, the capability, what needed it) inste
 degrading silently. The one exception is the spec's: job concurrency on a driver without
 ``slots`` is ``X_JOB_CONCURRENCY_UNENFORCEABLE`` (``ferry._jobs.policy``).
 
-Adding a capability (the rate buckets of a ``RateLimit`` are the next) is a protocol in
+Adding a capability is a protocol in
 ``ferry.drivers.protocol``, an entry in ``CAPABILITIES`` and the attribute on each driver
 that offers it.
 """
@@ -25,6 +25,7 @@ from ferry.drivers.protocol import (
     JobIntrospection,
     LeaseStore,
     OutboxStore,
+    RateBuckets,
     RecordStore,
     RunResults,
     RunTransfer,
@@ -46,6 +47,7 @@ class Capability(Generic[StoreT]):
 
 
 SLOTS: Capability[SlotStore] = Capability("slots", "fleet-wide concurrency slots and caps")
+RATES: Capability[RateBuckets] = Capability("rates", "fleet-wide rate windows")
 LEASES: Capability[LeaseStore] = Capability("leases", "fenced expiring leases")
 RECORDS: Capability[RecordStore] = Capability("records", "keyed records and logs")
 OUTBOX: Capability[OutboxStore] = Capability("outbox", "a transactional outbox")
@@ -56,6 +58,7 @@ CHILDREN: Capability[ChildRuns] = Capability("children", "child runs and a paren
 
 CAPABILITIES: tuple[Capability[Any], ...] = (
     SLOTS,
+    RATES,
     LEASES,
     RECORDS,
     OUTBOX,

@@ -5,13 +5,13 @@ The core (``JobDriver``) is what it takes to run jobs: enqueue (one, many, idemp
 the batched claim / settle / renewal path, steps, the wake, stats, retention, the
 migration ledger, open and close. Everything else is a capability a driver declares by
 offering an attribute of its name (``ferry.drivers.capabilities``): fleet ``slots``,
-fenced ``leases``, keyed ``records`` and logs, the ``outbox``, run ``transfer``,
-operator ``introspect``ion, run ``results`` and ``children`` (fan-out and fan-in). What
-stands on a primitive — the scheduler's leadership and ticks, the maintenance slot,
-paused tasks, dashboard sessions, the webhook and backfill ledgers, a run's result and a
-parent's wait for its children — is written once above the drivers. A driver opens one
-pool and one LISTEN session (where its store has one); nothing outside ``ferry.drivers``
-opens a database.
+``rates`` windows, fenced ``leases``, keyed ``records`` and logs, the ``outbox``, run
+``transfer``, operator ``introspect``ion, run ``results`` and ``children`` (fan-out and
+fan-in). What stands on a primitive — the scheduler's leadership and ticks, the
+maintenance slot, paused tasks, dashboard sessions, the webhook and backfill ledgers, a
+run's result and a parent's wait for its children — is written once above the drivers. A
+driver opens one pool and one LISTEN session (where its store has one); nothing outside
+``ferry.drivers`` opens a database.
 ``tests/conformance`` runs every behaviour — the worker's real claim and settle path
 included — on each driver.
 
@@ -34,6 +34,7 @@ from ferry._clock import Clock
 from ferry._duration import Duration
 from ferry._payload import JsonValue as JsonValue  # the values that cross the seam
 from ferry.drivers._ledger import LedgerState, Migration
+from ferry.drivers.rates import RateWindow
 from ferry.errors import FerryError
 
 JobState = Literal["queued", "running", "sleeping", "completed", "dead", "cancelled", "moving"]
@@ -90,6 +91,9 @@ class EnqueueRequest:
     actor: str | None = None
     concurrency_key: str | None = None
     priority: int = 0
+    rate_key: str | None = None
+    """The key the run's starts count under when its job declares a ``RateLimit``
+    (``<job>`` or ``<job>:<key>``); ``None``: not rate limited."""
     connection: Any = None
     """A transaction to join (an asyncpg connection for Postgres, an aiosqlite one for
     SQLite); ``None``: the driver's own."""
@@ -158,6 +162,12 @@ class ClaimOptions:
     and skips runs whose key is full, instead of claiming them only to defer them: a
     limit-1 key then runs back to back at round-trip speed. A driver without ``slots``
     ignores it (and the worker refuses such jobs before claiming)."""
+    rates: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Job name -> ``(limit, per_ms)`` of its ``RateLimit``, for the jobs this worker runs
+    that declare one. The claim applies ``ferry.drivers.rates`` to each such run with a
+    ``rate_key``: it leases the runs whose key has room and defers the others (answered
+    with ``ClaimedJob.rate_deferred_until_ms`` set: not leased, not to be run). A driver
+    without ``rates`` is refused before it is asked (``X_DRIVER_CAPABILITY``)."""
 
 
 @dataclass(slots=True)
@@ -187,6 +197,10 @@ class ClaimedJob:
     lease_expires_at_ms: int
     slot_held: bool = False
     """The claim already took the run's concurrency slot (so execution need not)."""
+    rate_deferred_until_ms: int | None = None
+    """Set when the claim did *not* lease the run: its rate limit had no room, so the run
+    is queued again, due at this instant (no attempt counted). The worker counts it
+    (``job_rate_limited_total``) and wakes for it then; it never runs it."""
 
     @property
     def payload(self) -> JsonValue:
@@ -258,6 +272,10 @@ class QueueStats:
     oldest_due_at_ms: int | None = None
     """When the longest-waiting due run (queued, ``run_at`` at or before now) became due;
     None when none waits. Now minus this is the queue's age, what a backlog alert reads."""
+    due: int = 0
+    """Runs waiting for a worker now: queued or sleeping, ``run_at`` at or before now. With
+    the running ones, what keeps the queue's workers busy (``job_queue_backlog``, what the
+    Kubernetes operator scales workers on); a run due later is not counted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,6 +326,8 @@ class PruneReport:
     """Log entries (the webhook ledger's attempts)."""
     records: int = 0
     """Expired records (revoked sessions that lapsed)."""
+    rates: int = 0
+    """Rate windows whose every start and booking had left them."""
 
 
 # --- values: introspection --------------------------------------------------------------
@@ -395,6 +415,11 @@ class RunDetail:
     """How many runs it enqueued with ``step.enqueue`` in all."""
     children: Sequence[RunSummary] = field(default_factory=tuple)
     """The first of them, oldest first (at most ``CHILDREN_SHOWN``)."""
+    rate_key: str | None = None
+    """The key its starts count under, when its job declares a ``RateLimit``."""
+    rate_deferred_until_ms: int | None = None
+    """The instant a claim last deferred it to because its rate limit had no room (else
+    None); the run is still waiting for it while it is queued with ``run_at`` equal to it."""
 
 
 CHILDREN_SHOWN = 100
@@ -597,6 +622,19 @@ class SlotStore(Protocol):
 
     async def holders(self, key: str) -> Sequence[str]:
         """The run ids currently holding a slot of ``key`` (unexpired)."""
+        ...
+
+
+class RateBuckets(Protocol):
+    """Fleet-wide rate windows (capability ``rates``): what ``RateLimit`` counts on.
+
+    The claim itself applies the rule (``ferry.drivers.rates``) to the runs of the jobs in
+    ``ClaimOptions.rates``, in the statement or script that leases them, so a run over its
+    limit is never leased; this store is the window each key keeps, for reading. Windows
+    whose every start and booking has left them are deleted by ``JobDriver.prune``."""
+
+    async def window(self, key: str) -> RateWindow:
+        """The key's logs as stored (an empty window for a key never started)."""
         ...
 
 
@@ -813,6 +851,11 @@ class OutboxStore(Protocol):
         """
         ...
 
+    def append_sync(self, type: str, payload: JsonValue, *, connection: Any) -> str:
+        """``append`` for sync code, on a blocking connection (``ferry.drivers._outbox``
+        writes it once for every store)."""
+        ...
+
     def wake(self) -> QueueWake:
         """Wakes an idle relay when an entry is committed."""
         ...
@@ -896,10 +939,10 @@ class JobDriver(Protocol):
     when the driver does.
 
     Everything else a driver may offer is a capability, an attribute named after it
-    (``ferry.drivers.capabilities``): ``slots``, ``leases``, ``records``, ``outbox``,
-    ``transfer``, ``introspect``, ``results``, ``children``. A role or feature that needs
-    one asks for it with ``capabilities.need`` and is refused at start, by name, on a
-    driver without it.
+    (``ferry.drivers.capabilities``): ``slots``, ``rates``, ``leases``, ``records``,
+    ``outbox``, ``transfer``, ``introspect``, ``results``, ``children``. A role or feature
+    that needs one asks for it with ``capabilities.need`` and is refused at start, by name,
+    on a driver without it.
 
     ``stats`` is core: the worker's queue-depth gauge and the autoscaler read it, and every
     store can count its runs per queue and state.

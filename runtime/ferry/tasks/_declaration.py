@@ -12,6 +12,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from ferry._bounds import bounded_int
 from ferry._checks import require_count
 from ferry._jobs.declaration import JobHandle
 from ferry._jobs.facade import build_request, current_job_driver, enqueue
@@ -28,6 +29,9 @@ EnqueueFn = Callable[[int], Sequence[Entry]]
 
 CATCH_UP_POLICIES: tuple[CatchUp, ...] = ("skip", "run-once", "run-all")
 _anonymous_tasks = itertools.count(1)
+MAX_OCCURRENCES = 100
+"""The most next occurrences one call lists (``tasks show --count``, the MCP ``count``):
+each is computed, so the count is what bounds the work a read-only caller can ask for."""
 _declared: list[TaskHandle] = []
 
 
@@ -90,19 +94,26 @@ class TaskHandle:
         """Fire the entries now, with each job's plain key; one ``{job, result}`` per entry."""
         fired: list[dict[str, Any]] = []
         for handle, value in self.entries():
-            result = await enqueue(handle.definition, value, queue=queue, actor=handle.actor)
+            result = await enqueue(
+                handle.definition,
+                value,
+                queue=handle.queue if queue is None else queue,
+                actor=handle.actor,
+            )
             fired.append({"job": handle.name, "result": result})
         return fired
 
     def dispatch_requests(
         self, occurrence_ms: int, *, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
     ) -> list[EnqueueRequest]:
-        """The rows a scheduled tick writes: keys scoped ``<task>:<occurrenceMs>:<job key>``,
-        so a second scheduler or a retried tick cannot fire one occurrence twice."""
+        """The rows a scheduled tick writes, each on its handle's queue: keys scoped
+        ``<task>:<occurrenceMs>:<job key>``, so a second scheduler or a retried tick cannot
+        fire one occurrence twice."""
         return [
             build_request(
                 handle.definition,
                 value,
+                queue=handle.queue,
                 actor=handle.actor,
                 key_prefix=f"{self.name}:{occurrence_ms}",
                 max_payload_bytes=max_payload_bytes,
@@ -127,7 +138,15 @@ class TaskHandle:
         return describe_cron(self.cron)
 
     def next_occurrences(self, count: int = 5, after_ms: int | None = None) -> list[int]:
-        """The next ``count`` fire instants (epoch ms) after ``after_ms`` (default: now)."""
+        """The next ``count`` fire instants (epoch ms) after ``after_ms`` (default: now);
+        ``count`` is 1 to ``MAX_OCCURRENCES`` (each instant is computed)."""
+        bounded_int(
+            count,
+            field="count",
+            low=1,
+            high=MAX_OCCURRENCES,
+            fix=f"ask for 1 to {MAX_OCCURRENCES} next occurrences (default 5)",
+        )
         return next_occurrences(
             self.cron, self.tz, after_ms if after_ms is not None else _now_ms(), count
         )

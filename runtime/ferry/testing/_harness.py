@@ -3,8 +3,9 @@
 The worker is a real ``JobWorker`` cranked by ``run_due``: the same claim (keyed slots
 taken in it), execution and batched settle as in production, only never in a background
 loop. ``run_jobs(job, input)`` enqueues and drains; ``drain()`` executes every run that is due,
-fast-forwarding the clock through retry backoff (a retry is the runner's business, not
-the test's) but never through a ``step.sleep`` or a ``delay`` — those wait for
+fast-forwarding the clock through retry backoff and rate limit deferrals (both are the
+runner's business, not the test's: a body records ``clock.now_ms()`` to see when it
+started) but never through a ``step.sleep`` or a ``delay`` — those wait for
 ``clock.advance``, exactly as they would wait in production. ``drain()`` first fires the
 declared tasks' occurrences the clock has passed, as a scheduler running all along would:
 ``clock.advance("3d")`` over a daily task enqueues three runs.
@@ -51,12 +52,19 @@ class Trace(ExecutionObserver):
     steps: _StepTraces = field(default_factory=_StepTraces)
     reports: list[ExecutionReport] = field(default_factory=list)
     runs: list[RunSummary] = field(default_factory=list)
+    deferred_by_rate: dict[str, int] = field(default_factory=dict)
+    """Runs a claim deferred by their rate limit and that have not started since, by id:
+    the instant each is due again."""
 
     def step_executed(self, job_name: str, job_id: str, step_name: str) -> None:
         self.steps.setdefault(step_name, StepTrace()).executions += 1
 
     def execution_finished(self, report: ExecutionReport) -> None:
         self.reports.append(report)
+        self.deferred_by_rate.pop(report.job_id, None)
+
+    def rate_limited(self, job_name: str, job_id: str, queue: str, until_ms: int) -> None:
+        self.deferred_by_rate[job_id] = until_ms
 
     def enqueued(self, job: JobHandle[Any, Any] | str) -> list[RunSummary]:
         """Every run of ``job`` in the queue when the trace was last drained."""
@@ -122,14 +130,17 @@ class Harness:
         """Execute every due run, fast-forwarding retry backoff, until nothing is due."""
         worker = self._worker()
         with self.installed():
-            for _ in range(max_attempts):
-                await self._fire_due_tasks()
-                if await worker.run_due():
-                    continue
-                retry_at = await self._next_retry_ms()
-                if retry_at is None:
-                    break
-                self.clock.set(retry_at)
+            try:
+                for _ in range(max_attempts):
+                    await self._fire_due_tasks()
+                    if await worker.run_due():
+                        continue
+                    retry_at = await self._next_retry_ms()
+                    if retry_at is None:
+                        break
+                    self.clock.set(retry_at)
+            finally:
+                await worker.stop()  # its lease keeper and its threads end with the drain
         self.trace.runs = list(
             reversed(
                 await need(self.driver, INTROSPECT, by="the test harness").list_runs(
@@ -176,9 +187,11 @@ class Harness:
         self._fired_through_ms = now
 
     async def _next_retry_ms(self) -> int | None:
-        """The earliest instant a queued run that failed or was deferred becomes due."""
+        """The earliest instant a queued run that failed or was deferred (by a busy slot
+        or cap, or by its rate limit) becomes due."""
         waiting = await need(self.driver, INTROSPECT, by="the test harness").list_runs(
             RunFilter(state="queued", limit=1_000_000)
         )
         instants = [run.run_at_ms for run in waiting if run.last_error is not None]
+        instants += self.trace.deferred_by_rate.values()
         return min(instants) if instants else None

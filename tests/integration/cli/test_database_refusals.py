@@ -4,6 +4,8 @@ and never the password."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from support.processes import free_port
 
@@ -80,3 +82,33 @@ def test_a_malformed_database_url_is_refused_without_echoing_it(
     [finding] = result.envelope["findings"]
     assert finding["code"] == "X_DB_URL_INVALID"
     assert named in finding["message"] and "postgresql://" in finding["fix"]
+
+
+@pytest.mark.parametrize("command", [["run", "--metrics-port", "0"], ["jobs", "ls"]], ids=" ".join)
+def test_a_role_leaves_its_refusal_in_the_termination_log_and_a_command_does_not(
+    ferry: Ferry, postgres_dsn: str, pg_schema: str, tmp_path: Path, command: list[str]
+) -> None:
+    """In a pod the kubelet copies /dev/termination-log into the container's last state:
+    what the operator names on the DurableJob. Only a role (the container's process) writes
+    it; a command run beside it (``kubectl exec … ferry jobs ls``) leaves it alone."""
+    log = tmp_path / "termination-log"
+    log.write_text("")
+    url = f"postgresql://app:{PASSWORD}@127.0.0.1:{free_port()}/app"
+    env = {**_env(postgres_dsn, pg_schema, url), "FERRY_TERMINATION_LOG": str(log)}
+    assert ferry(*command, env=env).code == 1
+    written = log.read_text()
+    if command[0] != "run":
+        assert written == ""
+        return
+    assert written.startswith("X_DB_UNREACHABLE: cannot connect to the database at "), written
+    assert "\nfix: check DATABASE_URL" in written and PASSWORD not in written
+
+
+def test_without_a_termination_log_nothing_is_written(
+    ferry: Ferry, postgres_dsn: str, pg_schema: str, tmp_path: Path
+) -> None:
+    absent = tmp_path / "termination-log"
+    url = f"postgresql://app:{PASSWORD}@127.0.0.1:{free_port()}/app"
+    env = {**_env(postgres_dsn, pg_schema, url), "FERRY_TERMINATION_LOG": str(absent)}
+    assert ferry("run", "--metrics-port", "0", env=env).code == 1
+    assert not absent.exists()

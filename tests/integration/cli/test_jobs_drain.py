@@ -236,7 +236,8 @@ def test_a_drain_needs_a_source_and_a_whole_batch(ferry: Ferry, postgres_dsn: st
     assert unset.envelope["findings"][0]["code"] == "X_DRIVER_UNSET"
     assert "--from" in unset.envelope["findings"][0]["fix"]
     batch = ferry("jobs", "drain", "--to", "memory://", "--batch", "0", "--json")
-    assert batch.envelope["findings"][0]["code"] == "X_INVARIANT"
+    assert batch.envelope["findings"][0]["code"] == "X_OUT_OF_RANGE"
+    assert "--batch" in batch.envelope["findings"][0]["message"]
 
 
 def alias_of(dsn: str) -> str | None:

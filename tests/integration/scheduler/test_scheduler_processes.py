@@ -217,3 +217,45 @@ async def test_a_paused_leader_loses_the_lease_logs_it_once_and_keeps_polling(
     assert len(old.events("jobs.scheduler.leadership-lost")) == 1
     assert old.running
     assert await held_by(fleet, db, pg_schema, standby)
+
+
+async def test_a_scheduler_without_tasks_still_leads_and_measures_the_queues(
+    driver: PostgresJobDriver, fleet: Fleet
+) -> None:
+    """What the Kubernetes operator runs in a namespace whose only need is an autoscaled
+    DurableJob: a scheduler of an app with no tasks says so, takes the lease, and serves the
+    queues' backlog (due plus running) on its /metrics from the database it alone reads."""
+    from worker.app import noop
+
+    from ferry._jobs.facade import set_job_driver
+
+    node = await fleet.start(
+        "scheduler",
+        *("--app", "worker.app"),
+        *("--tick-seconds", str(SCHEDULER_TICK_S)),
+        *("--lease-seconds", "3"),
+        *("--stats-seconds", "0.2"),
+        *("--log-format", "json"),
+        name="scheduler",
+    )
+    await eventually(node.answers, what="the scheduler's /livez answering", context=fleet.logs)
+    previous = set_job_driver(driver)
+    try:
+        for n in range(3):
+            await noop.enqueue({"n": n})
+    finally:
+        set_job_driver(previous)
+    backlog = await eventually(
+        lambda: _at(node.metric("job_queue_backlog", queue="default"), 3.0),
+        what="the leader's backlog of 3",
+        context=fleet.logs,
+    )
+    assert backlog == 3.0
+    assert await node.metric("job_scheduler_leader") == 1.0
+    [warned] = node.events("jobs.scheduler.no-tasks")
+    assert warned["dispatches"] == "nothing"
+
+
+async def _at(sample: Any, wanted: float) -> float | None:
+    value = await sample
+    return value if value == wanted else None

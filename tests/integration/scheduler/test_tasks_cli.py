@@ -105,3 +105,56 @@ async def test_an_unknown_task_name_is_refused_with_x_task_unknown(
     assert finding["code"] == "X_TASK_UNKNOWN"
     assert '"nightly"' in finding["message"] and "every_minute" in finding["message"]
     assert "ferry tasks list" in finding["fix"]
+
+
+async def test_tasks_run_fires_the_entries_now_as_the_dashboards_run_now_does(
+    postgres_dsn: str, pg_schema: str, driver: PostgresJobDriver
+) -> None:
+    first = envelope(postgres_dsn, pg_schema, "tasks", "run", "every_minute")
+    assert first["ok"] and first["summary"].startswith("task every_minute fired 1 entry")
+    [fired] = first["data"]["runs"]
+    assert (fired["job"], fired["deduplicated"]) == ("record_minute", False)
+    assert driver.introspect is not None
+    run = await driver.introspect.get_run(fired["jobId"])
+    assert run is not None and run.summary.name == "record_minute"
+    unknown = envelope(postgres_dsn, pg_schema, "tasks", "run", "nope")
+    assert unknown["findings"][0]["code"] == "X_TASK_UNKNOWN"
+
+
+async def test_jobs_enqueue_queues_one_run_with_its_own_priority_delay_and_queue(
+    postgres_dsn: str, pg_schema: str, driver: PostgresJobDriver
+) -> None:
+    words = ("jobs", "enqueue", "record_minute", "--input", '{"occurrence_ms": 60000}')
+    done = envelope(
+        postgres_dsn, pg_schema, *words, "--priority", "7", "--delay", "1h", "--queue", "late"
+    )
+    assert done["ok"] and done["data"]["deduplicated"] is False
+    assert driver.introspect is not None
+    run = await driver.introspect.get_run(done["data"]["jobId"])
+    assert run is not None
+    assert (run.summary.queue, run.summary.state, run.idempotency_key) == (
+        "late",
+        "queued",
+        "minute:60000",
+    )
+    assert run.summary.run_at_ms - run.summary.created_at_ms == 3_600_000
+    again = envelope(postgres_dsn, pg_schema, *words)
+    assert again["data"] == {**done["data"], "deduplicated": True}
+    for bad, code in (
+        (("--priority", "2147483648"), "X_OUT_OF_RANGE"),
+        (("--priority", "high"), "X_OUT_OF_RANGE"),
+        (("--input", "{not json"), "X_VALIDATION"),
+        (("--input", '{"occurrence_ms": "soon"}'), "X_VALIDATION"),
+    ):
+        refused = envelope(
+            postgres_dsn,
+            pg_schema,
+            "jobs",
+            "enqueue",
+            "record_minute",
+            *(words[3:] if bad[0] != "--input" else ()),
+            *bad,
+        )
+        assert refused["findings"][0]["code"] == code, refused
+    unknown = envelope(postgres_dsn, pg_schema, "jobs", "enqueue", "nope", "--input", "{}")
+    assert unknown["findings"][0]["code"] == "X_JOB_UNKNOWN"

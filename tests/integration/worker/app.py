@@ -243,3 +243,37 @@ async def fan(input: FanInput, step: Step, ctx: JobContext) -> int:
     outcomes = await step.wait("gather", children, timeout="10m")
     await _record_effect(input.key, "resumed", ctx)
     return sum(1 for outcome in outcomes if outcome.state == "completed")
+
+
+class NapInput(BaseModel):
+    key: str
+    ms: int
+
+
+@job(
+    input=NapInput,
+    idempotency_key=lambda i: f"nap:{i.key}",
+    retry=Retry(attempts=100),
+    name="nap",
+)
+async def nap(input: NapInput) -> None:
+    """Works ``ms`` deaf to its signal (a call nothing interrupts), then completes, writing
+    nothing but its settle: what a partition between a worker and its store cuts off."""
+    await asyncio.sleep(input.ms / 1000)
+
+
+class HoldInput(BaseModel):
+    path: str
+
+
+@job(input=HoldInput, idempotency_key=lambda i: f"hold:{i.path}", name="hold_file")
+def hold_file(input: HoldInput) -> str:
+    """A sync body that blocks its thread on a file lock the test holds: it marks
+    ``<path>.started``, then waits for a shared lock until the test lets go."""
+    import fcntl
+    from pathlib import Path
+
+    Path(f"{input.path}.started").touch()
+    with open(input.path, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_SH)  # blocks, for as long as the test holds LOCK_EX
+    return "released"

@@ -11,12 +11,14 @@ from ferry_operator.handlers import operator_settings
 from ferry_operator.kube import operator_owned
 
 DEPLOYMENTS = Resource("apps", "v1", "deployments", namespaced=True)
+PODS = Resource("", "v1", "pods", namespaced=True)
 
 
-def test_deployments_are_streamed_label_selected_by_the_server() -> None:
+def test_deployments_and_their_pods_are_streamed_label_selected_by_the_server() -> None:
     settings = operator_settings(config_from_env({"POD_NAMESPACE": "ops"}))
-    selectors = settings.watching.label_selectors.collect(DEPLOYMENTS)
-    assert list(selectors) == ["app.kubernetes.io/managed-by=ferry-operator"]
+    for resource in (DEPLOYMENTS, PODS):
+        selectors = settings.watching.label_selectors.collect(resource)
+        assert list(selectors) == ["app.kubernetes.io/managed-by=ferry-operator"]
 
 
 def test_a_namespaced_operator_scans_nothing_cluster_wide() -> None:

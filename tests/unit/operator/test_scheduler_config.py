@@ -9,8 +9,9 @@ import pytest
 from operator_app import api as demo_api
 from operator_app import nudge_org
 
-from ferry import scheduler_config
+from ferry import scheduler_config, set_job_driver
 from ferry._app import Api
+from ferry.drivers import memory_job_driver
 from ferry.errors import FerryError
 
 ORG = "5f0c2a8e-8d5e-4a59-9b43-0c6a3c1c7a11"
@@ -43,6 +44,43 @@ def test_occurrence_scoped_keys_make_a_double_fire_one_row() -> None:
     [again] = handle.dispatch_requests(1_000)
     [later] = handle.dispatch_requests(2_000)
     assert first.idempotency_key == again.idempotency_key != later.idempotency_key
+
+
+def test_an_entry_enqueues_on_its_durable_jobs_queue_not_the_declared_one() -> None:
+    """The operator writes the DurableJob's spec.queue into each entry: the queue its workers
+    poll. A job declared on another queue is still fired there, by the tick and by hand."""
+    entries = [{"job": "nudge_org", "queue": "nudges", "input": {"org_id": ORG}}]
+    [handle] = scheduler_config.tasks_from_document(_document(entries=entries), demo_api)
+    [(job, _)] = handle.entries(0)
+    assert nudge_org.queue == "default" and job.queue == "nudges"
+    [request] = handle.dispatch_requests(1_000)
+    assert (request.name, request.queue) == ("nudge_org", "nudges")
+
+
+async def test_a_task_fired_by_hand_goes_to_the_entrys_queue_too() -> None:
+    entries = [{"job": "nudge_org", "queue": "nudges", "input": {"org_id": ORG}}]
+    [handle] = scheduler_config.tasks_from_document(_document(entries=entries), demo_api)
+    driver = memory_job_driver()
+    previous = set_job_driver(driver)
+    try:
+        [fired] = await handle.enqueue()
+    finally:
+        set_job_driver(previous)
+    [stats] = await driver.stats()
+    assert fired["job"] == "nudge_org" and stats.queue == "nudges"
+
+
+def test_an_entry_without_a_queue_uses_the_declared_one() -> None:
+    [handle] = scheduler_config.tasks_from_document(_document(), demo_api)
+    [request] = handle.dispatch_requests(1_000)
+    assert request.queue == "default"
+
+
+def test_an_entry_queue_that_is_not_a_name_is_refused() -> None:
+    entries = [{"job": "nudge_org", "queue": " nudges", "input": {"org_id": ORG}}]
+    with pytest.raises(FerryError) as refused:
+        scheduler_config.tasks_from_document(_document(entries=entries), demo_api)
+    assert refused.value.code == "X_INVARIANT"
 
 
 def test_a_suspended_task_is_not_loaded() -> None:

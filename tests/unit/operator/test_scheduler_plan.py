@@ -12,7 +12,7 @@ from operator_bodies import durable_job, scheduled_task
 from ferry.errors import FerryError
 from ferry.tasks._cron import parse_cron
 from ferry.tasks._occurrences import validate_zone
-from ferry_operator.conditions import State, Verdict
+from ferry_operator.conditions import State, Verdict, queue_mismatch
 from ferry_operator.names import TASKS_DIGEST, TASKS_FILE
 from ferry_operator.schedule import plan_scheduler
 from ferry_operator.scheduler import scheduler_deployment, tasks_configmap
@@ -120,8 +120,9 @@ def test_a_plan_whose_scheduler_cannot_run_stalls_every_accepted_task_only() -> 
     assert plan.verdicts["refused"].reason == "InvalidTimeZone"
 
 
-def test_entries_carry_the_apps_job_name_and_input() -> None:
-    plan = plan_scheduler([scheduled_task(catchUp="run-once", maxCatchUp=3)], JOBS, NOW_MS)
+def test_entries_carry_the_apps_job_name_the_durable_jobs_queue_and_the_input() -> None:
+    jobs = {"digest": durable_job("digest", job="send_digest", queue="digests")}
+    plan = plan_scheduler([scheduled_task(catchUp="run-once", maxCatchUp=3)], jobs, NOW_MS)
     assert plan.document() == {
         "tasks": [
             {
@@ -130,10 +131,17 @@ def test_entries_carry_the_apps_job_name_and_input() -> None:
                 "timeZone": "Europe/Berlin",
                 "catchUp": "run-once",
                 "maxCatchUp": 3,
-                "entries": [{"job": "send_digest", "input": {"occurrence_ms": 0}}],
+                "entries": [
+                    {"job": "send_digest", "queue": "digests", "input": {"occurrence_ms": 0}}
+                ],
             }
         ]
     }
+
+
+def test_an_entry_of_a_durable_job_without_a_queue_goes_to_the_default_queue_it_polls() -> None:
+    [task] = plan_scheduler([scheduled_task()], JOBS, NOW_MS).document()["tasks"]
+    assert [entry["queue"] for entry in task["entries"]] == ["default"]
 
 
 def test_next_and_last_fire_are_shown_in_the_tasks_own_zone() -> None:
@@ -210,3 +218,22 @@ def test_a_task_change_rolls_the_scheduler_and_no_change_does_not() -> None:
 
     assert digest("0 3 * * *") == digest("0 3 * * *")
     assert digest("0 3 * * *") != digest("0 4 * * *")
+
+
+def test_a_durable_job_polling_another_queue_than_the_app_declares_is_flagged() -> None:
+    """Its scheduled runs reach it (the task file routes them); the code's own enqueues do
+    not. The workers run, so it stays Ready, but a Warning names both queues and the fix."""
+    flagged = queue_mismatch("send_digest", "digests", "default")
+    assert flagged is not None
+    assert (flagged.state, flagged.reason, flagged.event_type) == (
+        State.READY,
+        "QueueMismatch",
+        "Warning",
+    )
+    assert 'declares job "send_digest" on queue "default"' in flagged.message
+    assert 'these workers poll "digests"' in flagged.message
+    assert 'fix: set spec.queue: default, or declare the job with queue="digests"' in (
+        flagged.message
+    )
+    assert queue_mismatch("send_digest", "default", "default") is None
+    assert queue_mismatch("send_digest", "digests", None) is None, "nothing declared: unknown"

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from digest_tasks import digest_task
+from digest_tasks import digest_task, send_digest
 from prometheus_client import CollectorRegistry
+from support.waiting import eventually
 
 from ferry._clock import FrozenClock
+from ferry._jobs.facade import set_job_driver
 from ferry._metrics import SchedulerMetrics
+from ferry._metrics.queue_catalog import QueueSampler
 from ferry._scheduler import Scheduler
 from ferry.drivers import MemoryJobDriver
 
@@ -24,16 +29,23 @@ def clock() -> FrozenClock:
 
 
 @pytest.fixture
-def driver(clock: FrozenClock) -> MemoryJobDriver:
-    return MemoryJobDriver(clock=clock)
+def driver(clock: FrozenClock) -> Iterator[MemoryJobDriver]:
+    driver = MemoryJobDriver(clock=clock)
+    previous = set_job_driver(driver)
+    yield driver
+    set_job_driver(previous)
 
 
 @dataclass
 class Node:
-    """A scheduler and the registry its ``/metrics`` would serve."""
+    """A scheduler and the metrics its ``/metrics`` would serve."""
 
     scheduler: Scheduler
-    registry: CollectorRegistry
+    metrics: SchedulerMetrics
+
+    @property
+    def registry(self) -> CollectorRegistry:
+        return self.metrics.registry
 
     def leader_gauge(self) -> float | None:
         return self.registry.get_sample_value("job_scheduler_leader")
@@ -52,7 +64,7 @@ def node(driver: MemoryJobDriver, holder: str) -> Node:
         holder=holder,
         metrics=metrics,
     )
-    return Node(scheduler, metrics.registry)
+    return Node(scheduler, metrics)
 
 
 async def test_the_leader_gauge_is_1_on_the_lease_holder_and_0_on_the_standby(
@@ -94,3 +106,48 @@ async def test_every_dispatched_occurrence_is_counted_per_task_from_zero(
     assert (a.dispatches(), b.dispatches()) == (3.0, 0.0), "the standby fires nothing"
     await a.scheduler.run_round()
     assert a.dispatches() == 3.0, "an occurrence is counted once, not every round"
+
+
+async def test_the_leader_measures_the_queues_and_the_standby_reports_none(
+    clock: FrozenClock, driver: MemoryJobDriver
+) -> None:
+    """The backlog a DurableJob scaled to zero is brought up by comes from the namespace's
+    scheduler leader: it samples the queues, the standby clears what it may have sampled."""
+    a, b = node(driver, "a"), node(driver, "b")
+    for occurrence_ms in (1, 2, 3):
+        await send_digest.enqueue({"occurrence_ms": occurrence_ms})
+    samplers = [
+        QueueSampler(
+            driver, n.metrics.queues, every_ms=1_000, measuring=lambda n=n: n.scheduler.leader.held
+        )
+        for n in (a, b)
+    ]
+    running = [asyncio.create_task(sampler.run()) for sampler in samplers]
+
+    def backlog(n: Node) -> float | None:
+        return n.registry.get_sample_value("job_queue_backlog", {"queue": "default"})
+
+    await a.scheduler.run_round()
+    await b.scheduler.run_round()
+    clock.advance("1s")
+    await eventually(lambda: backlog(a) == 3.0, what="the leader's sample")
+    assert backlog(b) is None, "the standby measures nothing"
+    await a.scheduler.leader.release()
+    await b.scheduler.run_round()
+    clock.advance("1s")
+    await eventually(lambda: backlog(b) == 3.0 and backlog(a) is None, what="the handover")
+    for sampler in samplers:
+        sampler.drain()
+    await asyncio.gather(*running)
+
+
+def test_the_scheduler_says_on_which_queue_its_app_declares_each_job() -> None:
+    metrics = SchedulerMetrics(CollectorRegistry())
+    metrics.declare_jobs([("send_digest", "default"), ("reindex", "bulk")])
+    declared = {
+        (s.labels["job"], s.labels["queue"]): s.value
+        for family in metrics.registry.collect()
+        for s in family.samples
+        if s.name == "job_declared_info"
+    }
+    assert declared == {("send_digest", "default"): 1.0, ("reindex", "bulk"): 1.0}

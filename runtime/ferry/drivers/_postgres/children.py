@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import asyncpg
-
 from ferry.drivers._columns import json_text, run_pk
 from ferry.drivers._postgres.database import Database
 from ferry.drivers._postgres.enqueued import resolved
+from ferry.drivers._postgres.joined import Row
 from ferry.drivers.protocol import (
     EnqueueRequest,
     EnqueueResult,
@@ -43,7 +42,7 @@ class PostgresChildren:
         pool = await self._db.pool()
         queries = self._db.queries
 
-        async def write(pending: list[EnqueueRequest]) -> list[asyncpg.Record]:
+        async def write(pending: list[EnqueueRequest]) -> list[Row]:
             batch = json_text([_child_row(r) for r in pending])
             rows = await pool.fetch(
                 queries["enqueue_children"], self._db.clock.now_ms(), pk, parent.worker_id, batch
@@ -55,7 +54,7 @@ class PostgresChildren:
                 raise _Refused("cancel-requested")
             return [row for row in rows if row["id"] is not None]
 
-        async def existing(keys: list[str]) -> list[asyncpg.Record]:
+        async def existing(keys: list[str]) -> Sequence[Row]:
             return await pool.fetch(queries["enqueue_existing"], keys)
 
         try:
@@ -86,4 +85,5 @@ def _child_row(r: EnqueueRequest) -> dict[str, object]:
         "actor": r.actor,
         "concurrency_key": r.concurrency_key,
         "priority": r.priority,
+        "rate_key": r.rate_key,
     }

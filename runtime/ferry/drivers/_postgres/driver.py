@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-import asyncpg
-
 from ferry._checks import require_count
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
@@ -28,9 +26,11 @@ from ferry.drivers._postgres.children import PostgresChildren
 from ferry.drivers._postgres.database import Database, Pool
 from ferry.drivers._postgres.enqueued import resolved
 from ferry.drivers._postgres.introspect import PostgresIntrospection
+from ferry.drivers._postgres.joined import Row, joined_session
 from ferry.drivers._postgres.ledger import known_migrations
 from ferry.drivers._postgres.location import pool_location, store_location
 from ferry.drivers._postgres.outbox import PostgresOutbox
+from ferry.drivers._postgres.rates import PostgresRateBuckets
 from ferry.drivers._postgres.records import PostgresLeaseStore, PostgresRecordStore
 from ferry.drivers._postgres.results import PostgresResults
 from ferry.drivers._postgres.slots import PostgresSlotStore
@@ -60,13 +60,12 @@ from ferry.drivers.protocol import (
     Settle,
 )
 from ferry.drivers.settle import CANCELLED_BY_OPERATOR, DerivedCalls, first_of_each, transition
-from ferry.errors import FerryError
 
 
 class _Fetches(Protocol):
     """A pool or a caller's connection: where an enqueue runs."""
 
-    async def fetch(self, query: str, *args: object) -> list[asyncpg.Record]: ...
+    async def fetch(self, query: str, *args: object) -> Sequence[Row]: ...
 
 
 class PostgresJobDriver(DerivedCalls):
@@ -91,6 +90,7 @@ class PostgresJobDriver(DerivedCalls):
         self._steps = PostgresStepStore(self._db)
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
         self.slots = PostgresSlotStore(self._db)
+        self.rates = PostgresRateBuckets(self._db)
         self.leases = PostgresLeaseStore(self._db)
         self.records = PostgresRecordStore(self._db)
         self.introspect = PostgresIntrospection(self._db)
@@ -185,11 +185,11 @@ class PostgresJobDriver(DerivedCalls):
         session = await self._session_for(requests)
         queries = self._db.queries
 
-        async def write(pending: list[EnqueueRequest]) -> list[asyncpg.Record]:
+        async def write(pending: list[EnqueueRequest]) -> Sequence[Row]:
             columns = array_columns(map(_enqueue_row, pending))
             return await session.fetch(queries["enqueue"], *columns, self._clock.now_ms())
 
-        async def existing(keys: list[str]) -> list[asyncpg.Record]:
+        async def existing(keys: list[str]) -> Sequence[Row]:
             return await session.fetch(queries["enqueue_existing"], keys)
 
         return await resolved(requests, write, existing)
@@ -228,9 +228,16 @@ class PostgresJobDriver(DerivedCalls):
             return [False] * len(settles), []
         batch = json_text([_settle_row(pk, settle, now) for pk, settle in sent])
         limits = options.limits if options is not None else {}
-        keyed = (list(limits), list(limits.values())) if limits else ()
+        rates = options.rates if options is not None else {}
+        extra: tuple[Any, ...]
+        statement, extra = "settle_and_claim", ()
+        if rates:
+            statement = "settle_and_rated_claim"
+            extra = (json_text([[name, *rate] for name, rate in rates.items()]),)
+        elif limits:
+            statement, extra = "settle_and_keyed_claim", (list(limits), list(limits.values()))
         rows = await pool.fetch(
-            self._db.queries["settle_and_keyed_claim" if limits else "settle_and_claim"],
+            self._db.queries[statement],
             batch,
             now,
             CANCELLED_BY_OPERATOR.code,
@@ -240,7 +247,7 @@ class PostgresJobDriver(DerivedCalls):
             now + options.lease_ms if options is not None else None,
             list(options.queues) if options is not None and options.queues is not None else None,
             list(options.names) if options is not None and options.names is not None else None,
-            *keyed,
+            *extra,
         )
         *claimed_rows, last = rows
         landed = set(last["landed"])
@@ -306,6 +313,7 @@ class PostgresJobDriver(DerivedCalls):
             outbox=await batches("outbox_prune", policy.published_outbox_ms),
             webhook_attempts=await batches("prune_log", policy.webhook_attempts_ms),
             records=await batches("prune_records", 0),
+            rates=await pool.fetchval(self._db.queries["prune_rate_windows"], now),
         )
 
     async def close(self) -> None:
@@ -315,18 +323,11 @@ class PostgresJobDriver(DerivedCalls):
     async def _session_for(self, requests: Sequence[EnqueueRequest]) -> _Fetches:
         """The caller's connection when the requests join its transaction, else the pool."""
         connection = shared_connection(requests)
-        pool = await self._db.pool()
         if connection is None:
-            return pool
-        if not isinstance(connection, asyncpg.Connection):  # pool proxies pass this too
-            raise FerryError(
-                "X_DRIVER_NO_TRANSACTIONS",
-                f'enqueue of job "{requests[0].name}" asked to join a transaction on a '
-                f"{type(connection).__name__}, which is not an asyncpg connection",
-                "pass the asyncpg connection whose transaction the run must join, e.g. "
-                "connection=conn inside `async with conn.transaction():`",
-            )
-        return connection
+            return await self._db.pool()
+        return await joined_session(
+            connection, self._db, what=f'enqueue of job "{requests[0].name}"'
+        )
 
 
 def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
@@ -342,6 +343,7 @@ def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
         r.actor,
         r.concurrency_key,
         r.priority,
+        r.rate_key,
     )
 
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
-import asyncpg
-
+from ferry.drivers._postgres.joined import Row
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult
 
-Write = Callable[[list[EnqueueRequest]], Awaitable[Sequence[asyncpg.Record]]]
+Write = Callable[[list[EnqueueRequest]], Awaitable[Sequence[Row]]]
 """Write the requests (keys distinct); answers a row (``idempotency_key``, ``id``) per run
 written."""
-Existing = Callable[[list[str]], Awaitable[Sequence[asyncpg.Record]]]
+Existing = Callable[[list[str]], Awaitable[Sequence[Row]]]
 """The runs holding these keys, a row (``idempotency_key``, ``id``) each."""
 
 

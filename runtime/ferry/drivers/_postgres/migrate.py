@@ -10,11 +10,10 @@ the shipped files, is refused in every role and command alike.
 from __future__ import annotations
 
 import asyncpg
-from asyncpg.pool import PoolConnectionProxy
 
 from ferry._clock import Clock
 from ferry.drivers._ledger import Migration, objects_exist
-from ferry.drivers._postgres.ledger import place_of, read_ledger
+from ferry.drivers._postgres.ledger import Session, place_of, read_ledger
 from ferry.drivers._postgres.queries import Queries
 
 #: What a migration raises when what it creates is already there (its ledger row is not).
@@ -26,9 +25,7 @@ _ALREADY_THERE = (
 )
 
 
-async def apply_migrations(
-    connection: PoolConnectionProxy[asyncpg.Record], queries: Queries, clock: Clock
-) -> list[Migration]:
+async def apply_migrations(connection: Session, queries: Queries, clock: Clock) -> list[Migration]:
     """Apply every migration the schema lacks; answers the migrations this call applied."""
     state = await read_ledger(connection, queries)
     if state.problem is not None:

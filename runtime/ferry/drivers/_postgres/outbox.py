@@ -1,9 +1,10 @@
 """The outbox table in the driver's schema.
 
 ``append`` writes through the caller's connection, inside the caller's transaction, so the
-entry exists exactly when the business write does. The relay reads the same table through
-the driver's own pool. The outbox database need not be the queue's: a relay reads the
-outbox of one driver and publishes to whatever job driver is configured.
+entry exists exactly when the business write does (``joined`` says which connections). The
+relay reads the same table through the driver's own pool. The outbox database need not be
+the queue's: a relay reads the outbox of one driver and publishes to whatever job driver is
+configured.
 """
 
 from __future__ import annotations
@@ -11,17 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import asyncpg
-
 from ferry.drivers._columns import from_json_text, json_text
-from ferry.drivers._outbox import checked_entry
+from ferry.drivers._outbox import SyncAppend, checked_entry
 from ferry.drivers._postgres.database import Database
+from ferry.drivers._postgres.joined import joined_session
 from ferry.drivers._postgres.wake import ChannelWake
 from ferry.drivers.protocol import OutboxEntry
-from ferry.errors import FerryError
 
 
-class PostgresOutbox:
+class PostgresOutbox(SyncAppend):
     """``outbox`` (migration 3); woken on the schema's outbox channel."""
 
     def __init__(self, database: Database, wake: Callable[[], ChannelWake]) -> None:
@@ -30,25 +29,13 @@ class PostgresOutbox:
 
     async def append(self, type: str, payload: Any, *, connection: Any) -> str:
         document = checked_entry(type, payload)
-        if not isinstance(connection, asyncpg.Connection):  # pool proxies pass this too
-            raise FerryError(
-                "X_DRIVER_NO_TRANSACTIONS",
-                f'outbox append of "{type}" was given a {_type_name(connection)}, '
-                "not an asyncpg connection, so it cannot join the caller's transaction",
-                "pass connection=conn inside `async with conn.transaction():`",
-            )
-        if not connection.is_in_transaction():
-            # Outside a transaction the entry commits on its own, whatever becomes of the
-            # business write it announces: exactly the gap the outbox exists to close.
-            raise FerryError(
-                "X_INVARIANT",
-                f'outbox append of "{type}" ran outside a transaction',
-                "append inside `async with conn.transaction():`, with the business write",
-            )
-        await self._db.open()
-        entry_id: str = await connection.fetchval(
+        session = await joined_session(
+            connection, self._db, what=f'outbox append of "{type}"', transaction=True
+        )
+        [row] = await session.fetch(
             self._db.queries["outbox_append"], type, json_text(document), self._db.clock.now_ms()
         )
+        entry_id: str = row["id"]
         return entry_id
 
     def wake(self) -> ChannelWake:
@@ -95,7 +82,3 @@ class PostgresOutbox:
         pool = await self._db.pool()
         count: int = await pool.fetchval(self._db.queries["outbox_pending"])
         return count
-
-
-def _type_name(value: object) -> str:
-    return "None" if value is None else type(value).__name__

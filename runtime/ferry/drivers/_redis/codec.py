@@ -30,7 +30,7 @@ def opt(value: object) -> str:
 
 
 def request_args(r: EnqueueRequest) -> list[str | int]:
-    """One enqueue request as the ``enqueue`` (and ``enqueue_children``) script's 10
+    """One enqueue request as the ``enqueue`` (and ``enqueue_children``) script's 11
     arguments."""
     return [
         r.name,
@@ -43,6 +43,7 @@ def request_args(r: EnqueueRequest) -> list[str | int]:
         opt(r.actor),
         opt(r.concurrency_key),
         r.priority,
+        opt(r.rate_key),
     ]
 
 
@@ -64,6 +65,8 @@ def optional_int(value: str | None) -> int | None:
 _COLUMNS = {
     "key": "idempotency_key",
     "ckey": "concurrency_key",
+    "rkey": "rate_key",
+    "rdef": "rate_deferred_until_ms",
     "run_at": "run_at_ms",
     "created": "created_at_ms",
     "updated": "updated_at_ms",
@@ -81,12 +84,12 @@ _COLUMNS = {
 _INTEGERS = {
     "attempts", "max_attempts", "priority", "run_at_ms", "created_at_ms", "updated_at_ms",
     "lease_expires_at_ms", "finished_at_ms", "cancel_requested_at_ms", "progress_current",
-    "progress_total", "children_pending",
+    "progress_total", "children_pending", "rate_deferred_until_ms",
 }  # fmt: skip
 _OPTIONAL = (
     "tenant", "actor", "concurrency_key", "locked_by", "lease_expires_at_ms", "result",
     "last_error_code", "last_error_message", "progress_current", "progress_total",
-    "finished_at_ms", "cancel_requested_at_ms",
+    "finished_at_ms", "cancel_requested_at_ms", "rate_key", "rate_deferred_until_ms",
 )  # fmt: skip
 
 

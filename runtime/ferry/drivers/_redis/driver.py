@@ -36,6 +36,7 @@ from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
 from ferry.drivers._redis.migrate import apply_migrations, known_migrations, read_ledger
 from ferry.drivers._redis.outbox import RedisOutbox
+from ferry.drivers._redis.rates import RedisRateBuckets
 from ferry.drivers._redis.records import RedisLeaseStore, RedisRecordStore
 from ferry.drivers._redis.results import RedisResults
 from ferry.drivers._redis.slots import RedisSlotStore
@@ -85,6 +86,7 @@ class RedisJobDriver(DerivedCalls):
         self._steps = RedisStepStore(self._connection, clock)
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
         self.slots = RedisSlotStore(self._connection, clock)
+        self.rates = RedisRateBuckets(self._connection)
         self.leases = RedisLeaseStore(self._connection)
         self.records = RedisRecordStore(self._connection)
         self.introspect = RedisIntrospection(self._connection, clock)
@@ -267,6 +269,7 @@ class RedisJobDriver(DerivedCalls):
             outbox=await batches("outbox_prune", policy.published_outbox_ms),
             webhook_attempts=await batches("log_prune", policy.webhook_attempts_ms),
             records=await batches("records_prune", 0),
+            rates=await batches("rates_prune", 0),
         )
 
     async def close(self) -> None:
@@ -281,6 +284,9 @@ class RedisJobDriver(DerivedCalls):
         args.append(len(options.limits))
         for name, limit in options.limits.items():
             args += [name, limit]
+        args.append(len(options.rates))
+        for name, (limit, per_ms) in options.rates.items():
+            args += [name, limit, per_ms]
         return args
 
     def _settles(self, settles: Sequence[Settle]) -> tuple[list[Settle], list[bool]]:
@@ -351,13 +357,19 @@ _CLAIMED = (
     "name", "queue", "payload", "key", "attempts", "max_attempts", "tenant", "actor", "ckey",
     "run_at", "created", "lease",
 )  # fmt: skip
-"""The fields a claim answers after the run's id, in order (then whether its slot is held)."""
+"""The fields a claim answers after the run's id, in order (then whether its slot is held,
+and the instant a run its rate limit deferred is due at: false for a leased one)."""
 
 
 def _claimed(row: list[Any]) -> ClaimedJob:
-    job_id, *values, slot_held = row
+    job_id, *values, slot_held, rate_deferred = row
     columns = columns_of(str(job_id), dict(zip(_CLAIMED, values, strict=True)))
-    return run_of(ClaimedJob, columns, slot_held=bool(slot_held))
+    return run_of(
+        ClaimedJob,
+        columns,
+        slot_held=bool(slot_held),
+        rate_deferred_until_ms=int(rate_deferred) if rate_deferred else None,
+    )
 
 
 def redis_job_driver(

@@ -187,11 +187,11 @@ class RedisIntrospection:
         """Counts per queue and state (every state present), paused queues included."""
         rows = await self._connection.run("queue_stats", self._clock.now_ms())
         stats = []
-        for queue, paused, oldest, pairs in rows:
+        for queue, paused, oldest, due, pairs in rows:
             counts: dict[JobState, int] = dict.fromkeys(JOB_STATES, 0)
             for state, count in zip(pairs[::2], pairs[1::2], strict=True):
                 counts[state] = int(count)
-            stats.append(QueueStats(queue, counts, bool(paused), optional_int(oldest)))
+            stats.append(QueueStats(queue, counts, bool(paused), optional_int(oldest), int(due)))
         return stats
 
     async def _transition(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ferry._clock import Clock
-from ferry.drivers._outbox import checked_entry
+from ferry.drivers._outbox import SyncAppend, checked_entry
 from ferry.drivers._redis.codec import from_json_text, json_text
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._refusals import no_transaction_to_join
@@ -22,7 +22,7 @@ from ferry.drivers._wake import ChannelWake
 from ferry.drivers.protocol import OutboxEntry
 
 
-class RedisOutbox:
+class RedisOutbox(SyncAppend):
     """Entries ``{prefix}:outbox:<id>``; ``new`` (by id), ``leased`` (by lease expiry) and
     ``published`` (by publish instant) index them."""
 

@@ -28,6 +28,7 @@ from ferry.drivers._sqlite.introspect import SqliteIntrospection
 from ferry.drivers._sqlite.joined import joined_connection
 from ferry.drivers._sqlite.migrate import known_migrations
 from ferry.drivers._sqlite.outbox import SqliteOutbox
+from ferry.drivers._sqlite.rates import SqliteRateBuckets
 from ferry.drivers._sqlite.records import SqliteLeaseStore, SqliteRecordStore
 from ferry.drivers._sqlite.results import SqliteResults
 from ferry.drivers._sqlite.slots import SqliteSlotStore
@@ -67,6 +68,7 @@ class SqliteJobDriver(DerivedCalls):
         self._steps = SqliteStepStore(self._db)
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
         self.slots = SqliteSlotStore(self._db)
+        self.rates = SqliteRateBuckets(self._db)
         self.leases = SqliteLeaseStore(self._db)
         self.records = SqliteRecordStore(self._db)
         self.introspect = SqliteIntrospection(self._db, self._moved)
@@ -184,7 +186,9 @@ class SqliteJobDriver(DerivedCalls):
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
         """One ``UPDATE … RETURNING``; with ``options.limits`` it also takes each keyed
-        run's slot and skips runs whose key is full (``worker_claim``, one transaction)."""
+        run's slot and skips runs whose key is full (``worker_claim``), and with
+        ``options.rates`` applies each rated key's window to the runs it leased — one
+        transaction."""
         queries = self._db.queries
         return await self._db.transaction(
             lambda c: runs.claim(c, queries, options, self._clock.now_ms())
@@ -254,6 +258,7 @@ class SqliteJobDriver(DerivedCalls):
             outbox=await batches("outbox_prune", policy.published_outbox_ms),
             webhook_attempts=await batches("prune_log", policy.webhook_attempts_ms),
             records=await batches("prune_records", 0),
+            rates=await self._db.changes("prune_rate_windows", {"now": now}),
         )
 
     async def close(self) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ferry.drivers._columns import from_json_text, json_text
-from ferry.drivers._outbox import checked_entry
+from ferry.drivers._outbox import SyncAppend, checked_entry
 from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._sqlite.database import Database
 from ferry.drivers._sqlite.joined import joined_connection
@@ -22,7 +22,7 @@ from ferry.drivers.protocol import OutboxEntry
 from ferry.errors import FerryError
 
 
-class SqliteOutbox:
+class SqliteOutbox(SyncAppend):
     """``ferry_outbox``; woken by the driver's commit watcher."""
 
     def __init__(self, database: Database, wake: SqliteWake, start_watching: Any) -> None:

@@ -39,6 +39,7 @@ from ferry.drivers.protocol import (
     RenewalAnswer,
     Settle,
 )
+from ferry.drivers.rates import RateWindow, take
 from ferry.drivers.settle import SettleFields, first_of_each, holds_lease, settle_run
 
 Queries = Mapping[str, str]
@@ -97,8 +98,21 @@ def claim(
     }
     rows = c.execute(queries["worker_claim" if limits else "claim"], parameters).fetchall()
     rows.sort(key=lambda r: (-r["priority"], r["run_at_ms"], r["pk"]))  # RETURNING is unordered
+    deferred = _rate_limited(c, queries, rows, options.rates, now_ms) if options.rates else {}
     claimed = []
     for row in rows:
+        if row["id"] in deferred:
+            until = deferred[row["id"]]
+            claimed.append(
+                run_of(
+                    ClaimedJob,
+                    row,
+                    rate_deferred_until_ms=until,
+                    run_at_ms=until,
+                    attempt=row["attempts"] - 1,
+                )
+            )
+            continue
         keyed = row["name"] in limits and row["concurrency_key"] is not None
         if keyed:
             c.execute(
@@ -144,6 +158,54 @@ class Moved:
             queries["parent_counted"], {"id": parent_id, "change": change, "now": now_ms}
         ).fetchall() or [[False]]
         self.woke = self.woke or bool(woken)
+
+
+def _rate_limited(
+    c: sqlite3.Connection,
+    queries: Queries,
+    rows: Sequence[sqlite3.Row],
+    rates: Mapping[str, tuple[int, int]],
+    now_ms: int,
+) -> dict[str, int]:
+    """Apply each rated key's window (``ferry.drivers.rates``) to the runs just leased, in
+    claim order; the runs it has no room for are put back queued (``rate_defer``: lease and
+    attempt given back, as if never claimed) before anything else sees them — the claim's
+    transaction is still open. Answers the deferred runs' ids with their new due instant."""
+    by_key: dict[str, list[sqlite3.Row]] = {}
+    for row in rows:
+        if row["name"] in rates and row["rate_key"] is not None:
+            by_key.setdefault(row["rate_key"], []).append(row)
+    deferred: dict[str, int] = {}
+    for key, runs_of_key in by_key.items():
+        limit, per_ms = rates[runs_of_key[0]["name"]]
+        stored = c.execute(queries["rate_window"], {"key": key}).fetchone()
+        window = (
+            RateWindow(tuple(json.loads(stored["starts"])), tuple(json.loads(stored["booked"])))
+            if stored is not None
+            else RateWindow()
+        )
+        decision = take(
+            window,
+            now_ms=now_ms,
+            limit=limit,
+            per_ms=per_ms,
+            booked=[bool(row["rate_booked"]) for row in runs_of_key],
+        )
+        after = decision.window
+        c.execute(
+            queries["rate_window_put"],
+            {
+                "key": key,
+                "starts": json.dumps(after.starts),
+                "booked": json.dumps(after.booked),
+                "expires_at_ms": max(after.starts[-1:] + after.booked[-1:], default=now_ms)
+                + per_ms,
+            },
+        )
+        for row, until in zip(runs_of_key[decision.admitted :], decision.hints, strict=True):
+            c.execute(queries["rate_defer"], {"id": row["pk"], "until": until, "now": now_ms})
+            deferred[row["id"]] = until
+    return deferred
 
 
 def settle(
@@ -322,6 +384,7 @@ def _enqueue_row(r: EnqueueRequest) -> dict[str, Any]:
         "actor": r.actor,
         "concurrency_key": r.concurrency_key,
         "priority": r.priority,
+        "rate_key": r.rate_key,
     }
 
 

@@ -124,6 +124,53 @@ local function slots_extend(holder, expires)
   end
 end
 
+-- Rate windows (ferry.drivers.rates): a key's last `limit` start instants and projected
+-- starts, each a comma-separated ascending list in the hash `rate:<key>`; `rate-expiry`
+-- orders the keys by when their window empties (prune).
+local function instants(text, floor)
+  local list = {}
+  for item in string.gmatch(text or '', '[^,]+') do
+    local instant = tonumber(item)
+    if instant > floor then table.insert(list, instant) end
+  end
+  table.sort(list)
+  return list
+end
+
+local function last(list, count)
+  local kept = {}
+  for i = math.max(#list - count + 1, 1), #list do table.insert(kept, int(list[i])) end
+  return kept
+end
+
+-- ferry.drivers.rates.take for one run of key `rkey` (`booked`: it was deferred before):
+-- answers nil when it may start now (its start is logged), else the instant it is
+-- deferred to (booked). Runs of a claim are decided one after another, in claim order.
+local function rate_take(rkey, limit, per, now, booked)
+  local window = key('rate', rkey)
+  local stored = redis.call('HMGET', window, 'starts', 'booked')
+  local floor = now - per
+  local starts, projected = instants(stored[1], floor), instants(stored[2], floor)
+  local hint = nil
+  if #starts < limit then
+    table.insert(starts, now)
+    if not booked then table.insert(projected, now) end
+  else
+    -- Never before the log of real starts has room, nor before the bookings ahead of it
+    -- have had their turn.
+    hint = starts[#starts - limit + 1] + per
+    if #projected >= limit then hint = math.max(hint, projected[#projected - limit + 1] + per) end
+    table.insert(projected, hint)
+  end
+  table.sort(projected)
+  starts, projected = last(starts, limit), last(projected, limit)
+  redis.call('HSET', window, 'starts', table.concat(starts, ','),
+    'booked', table.concat(projected, ','))
+  local latest = math.max(tonumber(starts[#starts] or now), tonumber(projected[#projected] or now))
+  redis.call('ZADD', key('rate-expiry'), latest + per, rkey)
+  return hint
+end
+
 -- The fence (ferry.drivers.settle.holds_lease): `worker` holds the run with a lease that
 -- has not lapsed at `now`.
 local function holds(run, worker, now)

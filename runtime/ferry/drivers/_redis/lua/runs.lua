@@ -96,9 +96,13 @@ local function walk(levels, upto, page, visit)
 end
 
 -- Lease up to `limit` due runs to `worker`, counting an attempt; with `limits` (job name
--- -> limit) also take each keyed run's slot, skipping runs whose key is full.
+-- -> limit) also take each keyed run's slot, skipping runs whose key is full; with `rates`
+-- (job name -> limit, per) apply each rated run's window first (rate_take): a run over its
+-- limit is put back queued, due when its key has room, not leased, and answered with that
+-- instant as its 15th field (false for a leased run).
 -- Reads: worker, now, lease until, limit, queue count (-1: any) and queues, name count
--- (-1: any) and names, limit count and (name, limit) pairs. Answers 14 fields per run.
+-- (-1: any) and names, limit count and (name, limit) pairs, rate count and (name, limit,
+-- per) triples. Answers 15 fields per run.
 local function claim(arg)
   local worker, now, lease_until, limit = arg(), arg(), arg(), tonumber(arg())
   local queues, names, limits = nil, nil, {}
@@ -116,18 +120,43 @@ local function claim(arg)
     local name = arg()
     limits[name] = tonumber(arg())
   end
+  local rates = {}
+  for _ = 1, tonumber(arg()) do
+    local name = arg()
+    rates[name] = {limit = tonumber(arg()), per = tonumber(arg())}
+  end
   local claimed = {}
   if limit <= 0 then return claimed end
   rescue_lapsed(now)
   local full, budget = {}, SCAN_BUDGET + limit
   local page = math.max(limit, 10)
 
+  -- Put a run its rate limit has no room for back queued, due at `hint`: no lease, no
+  -- attempt; answered so that the worker counts it and wakes for it then.
+  local function defer(id, run, candidate, hint)
+    due_remove(id, run.queue, run.priority, run.name)
+    candidate.removed = true
+    redis.call('HSET', job_key(id), 'state', 'queued', 'run_at', hint, 'rdef', hint,
+      'updated', now)
+    if run.state ~= 'queued' then
+      redis.call('HDEL', job_key(id), 'locked_by', 'lease')
+      restate(id, run.queue, run.state, 'queued')
+    end
+    enqueued(id, run.queue, run.priority, run.name, hint, now)
+    local more = redis.call('HMGET', job_key(id),
+      'key', 'attempts', 'max_attempts', 'tenant', 'actor', 'created')
+    table.insert(claimed, {
+      id, run.name, run.queue, 'null', more[1], more[2], more[3], more[4] or false,
+      more[5] or false, run.ckey or false, hint, more[6], false, 0, hint,
+    })
+  end
+
   -- Examine one candidate: take it, skip it (its key is full), or drop it from the index
   -- (it is no longer claimable: a heartbeat from a worker whose clock lags, say).
   local function take(candidate)
     local id = int(tonumber(candidate.member))
-    local run = fields(id,
-      {'state', 'run_at', 'lease', 'name', 'queue', 'priority', 'ckey', 'await'})
+    local run = fields(id, {'state', 'run_at', 'lease', 'name', 'queue', 'priority', 'ckey',
+      'await', 'rkey', 'rdef'})
     local state = run.state
     local claimable = ((state == 'queued' or state == 'sleeping')
         and tonumber(run.run_at) <= tonumber(now))
@@ -136,6 +165,16 @@ local function claim(arg)
       redis.call('ZREM', candidate.group.key, candidate.member)
       candidate.removed = true
       return
+    end
+    local rate = rates[run.name]
+    if rate and run.rkey then
+      local slot_limit = limits[run.name]
+      if slot_limit and run.ckey and full[run.ckey] then return end  -- spend no start on it
+      local hint = rate_take(run.rkey, rate.limit, rate.per, tonumber(now), run.rdef ~= nil)
+      if hint then
+        defer(id, run, candidate, int(hint))
+        return
+      end
     end
     local slot_held = false
     local slot_limit = limits[run.name]
@@ -160,7 +199,7 @@ local function claim(arg)
     table.insert(claimed, {
       id, run.name, run.queue, more[1], more[2], attempt, more[3], more[4] or false,
       more[5] or false, run.ckey or false, run.run_at, more[6], lease_until,
-      slot_held and 1 or 0,
+      slot_held and 1 or 0, false,
     })
   end
 

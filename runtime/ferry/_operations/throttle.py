@@ -1,10 +1,15 @@
-"""How often one address may fail to sign in before the form stops answering it.
+"""How often one address may present a wrong token before it is answered 429 for a while.
+
+The dashboard's sign-in form, its bearer-token requests and the MCP tools over HTTP each
+count the failures of the address they were reached from — the TCP peer, or behind a
+proxy named with ``--trust-proxy`` the client that proxy reports (the server rewrites the
+peer before the app sees it; a header from anyone else is never read).
 
 Tokens are long random strings, so the throttle is not what keeps them secret: it keeps a
 guessing script from filling the log and the database round trips, and every failure is a
-log line an operator can alert on. The count lives in this process: with several
-dashboard replicas behind a balancer an address gets ``max_failures`` per replica and
-window, which still bounds a guesser to a handful of tries a minute.
+log line an operator can alert on. The count lives in this process: with several replicas
+behind a balancer an address gets ``max_failures`` per replica and window, which still
+bounds a guesser to a handful of tries a minute.
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ MAX_TRACKED = 10_000
 """Addresses remembered at once; the oldest is forgotten first, so memory stays bounded."""
 
 
-class SignInThrottle:
-    """Failed sign-ins per client address over a sliding window."""
+class TokenThrottle:
+    """Failed token checks per client address over a sliding window."""
 
     def __init__(
         self,
@@ -46,8 +51,10 @@ class SignInThrottle:
             return 0
         return max(1, -(-(recent[0] + self._window_ms - self._clock.now_ms()) // 1000))
 
-    def failed(self, address: str) -> None:
-        """Count one failed sign-in, and log it (``admin.signin.failed``)."""
+    def failed(self, address: str, *, event: str) -> None:
+        """Count one failure and log it as ``<event>.failed`` (``admin.signin``,
+        ``admin.bearer``, ``mcp.bearer``); the one that starts the wait also as
+        ``<event>.throttled``."""
         recent = self._recent(address)
         recent.append(self._clock.now_ms())
         self._failures[address] = recent
@@ -55,12 +62,12 @@ class SignInThrottle:
         while len(self._failures) > self._max_tracked:
             self._failures.popitem(last=False)
         logger.warning(
-            "admin.signin.failed",
+            f"{event}.failed",
             extra={"client": address, "failures": len(recent), "window_s": self._window_ms // 1000},
         )
         if len(recent) == self._max_failures:
             logger.warning(
-                "admin.signin.throttled",
+                f"{event}.throttled",
                 extra={"client": address, "retry_after_s": self.retry_after_s(address)},
             )
 

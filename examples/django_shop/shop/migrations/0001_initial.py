@@ -1,0 +1,26 @@
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    initial = True
+    dependencies: list[tuple[str, str]] = []  # noqa: RUF012 — Django's migration format
+
+    operations = [  # noqa: RUF012
+        migrations.CreateModel(
+            name="Order",
+            fields=[
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                ("email", models.EmailField(max_length=254)),
+                ("total_cents", models.PositiveIntegerField()),
+                ("receipt_sent", models.BooleanField(default=False)),
+            ],
+        ),
+        migrations.CreateModel(
+            name="DailyReport",
+            fields=[
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                ("day", models.DateField(unique=True)),
+                ("orders", models.PositiveIntegerField()),
+            ],
+        ),
+    ]

@@ -1,0 +1,240 @@
+"""Honest accounting when the fence speaks, on every driver: a settle or a step write the
+store refuses ends the attempt ``superseded`` (never ``completed`` or ``failed``), its
+lapsed lease counts once however the worker learns of it, and the line it logs names who
+holds the run now. A renewal statement the worker stopped waiting for is still answered.
+
+Time is the frozen clock's. Another worker takes a run over through the driver's own
+claim once the run's lease has expired on that clock, exactly as a second process would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+from support.waiting import eventually
+
+from ferry._clock import FrozenClock
+from ferry._jobs.declaration import JobHandle
+from ferry._metrics import WorkerMetrics
+from ferry._worker import JobWorker
+from ferry.drivers.protocol import (
+    ClaimedJob,
+    ClaimOptions,
+    JobDriver,
+    Renewal,
+    RenewalAnswer,
+    Settle,
+)
+from ferry.testing import Harness
+
+from . import jobs_fixture
+from .jobs_fixture import effects, settled
+from .jobs_worker import deaf, deaf_step, held, held_open
+from .started_worker import INTERVAL_MS, LEASE_MS, Outcomes, started
+
+OTHER = "worker-b"
+SLOW_RENEWALS_MS = 2 * LEASE_MS
+"""A renewal interval longer than the lease: the lease lapses before the keeper looks, so
+the first the worker hears of it is the fence refusing a write."""
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> None:
+    jobs_fixture.reset()
+    held.clear()
+
+
+def lost_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
+    """The ``jobs.lease.lost`` lines, as their fields."""
+    return [r.__dict__ for r in caplog.records if r.getMessage() == "jobs.lease.lost"]
+
+
+def counts(metrics: WorkerMetrics, job: str) -> dict[str, float | None]:
+    """Leases lost on the default queue, and the job's attempts by outcome."""
+    sample = metrics.registry.get_sample_value
+    return {
+        "lost": sample("job_leases_lost_total", {"queue": "default"}),
+        **{
+            outcome: sample("job_runs_total", {"queue": "default", "job": job, "outcome": outcome})
+            for outcome in ("completed", "superseded", "retried", "lease-lost")
+        },
+    }
+
+
+async def taken_over(driver: JobDriver, job_id: str) -> ClaimedJob:
+    """Another worker claims ``job_id`` (its lease must have expired on the clock)."""
+    [claimed] = await driver.claim(ClaimOptions(worker_id=OTHER, lease_ms=LEASE_MS, limit=1))
+    assert claimed.id == job_id and claimed.attempt == 2
+    return claimed
+
+
+@asynccontextmanager
+async def renewing_too_slowly(
+    driver: JobDriver, job: JobHandle[Any, Any]
+) -> AsyncIterator[tuple[JobWorker, Outcomes, WorkerMetrics]]:
+    """A started worker for ``job`` whose renewals come later than its lease lapses, busy
+    with one run at a time (so it claims nothing itself while that lease lapses)."""
+    outcomes = Outcomes()
+    metrics = WorkerMetrics(CollectorRegistry())
+    async with started(
+        driver,
+        jobs=[job],
+        observer=outcomes,
+        metrics=metrics,
+        concurrency=1,
+        heartbeat_interval_ms=SLOW_RENEWALS_MS,
+    ) as worker:
+        yield worker, outcomes, metrics
+
+
+async def test_a_refused_settle_is_superseded_counted_once_and_names_who_holds_the_run(
+    harness: Harness, driver: JobDriver, clock: FrozenClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="ferry")
+    async with renewing_too_slowly(driver, deaf) as (worker, outcomes, metrics):
+        run = await deaf.enqueue({"id": "a"})
+        await eventually(lambda: effects["deaf:started"] == 1, what="the body to start")
+        clock.advance(LEASE_MS / 1000)  # the lease lapses, unrenewed
+        await taken_over(driver, run.job_id)
+        held["a"].set()  # the body completes; its ack meets the fence
+        await eventually(lambda: worker.in_flight == 0, what="the attempt to end")
+    [report] = outcomes.reports
+    assert (report.outcome, report.code, report.landed) == ("superseded", "X_LEASE_LOST", False)
+    assert OTHER in (report.message or "")
+    assert outcomes.lost == [run.job_id], "the lapse the refusal revealed is counted once"
+    assert counts(metrics, "conformance.deaf") == {
+        "lost": 1,
+        "completed": None,
+        "superseded": 1,
+        "retried": None,
+        "lease-lost": None,
+    }
+    assert settled == [], "on_settled hears the run's ending from the worker holding it now"
+    [line] = lost_lines(caplog)
+    assert line["levelname"] == "ERROR"
+    assert {k: line.get(k) for k in ("job_id", "seen_by", "refused", "counted", "holder")} == {
+        "job_id": run.job_id,
+        "seen_by": "settle",
+        "refused": "settle",
+        "counted": True,
+        "holder": OTHER,
+    }
+    assert (line["verdict"], line["holder_state"], line["attempt"]) == ("completed", "running", 1)
+    detail = await driver.introspect.get_run(run.job_id)
+    assert detail is not None and detail.locked_by == OTHER and detail.summary.state == "running"
+
+
+async def test_a_lease_that_lapses_while_its_settle_is_in_flight_is_counted_then_superseded(
+    harness: Harness, driver: JobDriver, clock: FrozenClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    sending = asyncio.Event()
+    go = asyncio.Event()
+    real = driver.settle_and_claim
+
+    async def stalled(
+        settles: Sequence[Settle], options: ClaimOptions
+    ) -> tuple[list[bool], list[ClaimedJob]]:
+        if settles:  # a partition between the worker and the store: the settle waits
+            sending.set()
+            await go.wait()
+        return await real(settles, options)
+
+    driver.settle_and_claim = stalled  # type: ignore[method-assign]
+    outcomes = Outcomes()
+    metrics = WorkerMetrics(CollectorRegistry())
+    caplog.set_level(logging.INFO, logger="ferry")
+    async with started(driver, jobs=[deaf], observer=outcomes, metrics=metrics):
+        run = await deaf.enqueue({"id": "a"})
+        await eventually(lambda: effects["deaf:started"] == 1, what="the body to start")
+        held["a"].set()
+        await eventually(sending.is_set, what="the settle to go out")
+        clock.advance(LEASE_MS / 1000)  # a whole window, the settle unanswered
+        await eventually(lambda: outcomes.lost == [run.job_id], what="the lapse to be counted")
+        assert outcomes.reports == [], "the settle is still in flight"
+        await taken_over(driver, run.job_id)
+        go.set()  # the partition heals: the late settle reaches the fence
+        await eventually(lambda: outcomes.reports, what="the attempt's report")
+    assert [r.outcome for r in outcomes.reports] == ["superseded"]
+    assert outcomes.lost == [run.job_id], "one lapse, counted once"
+    assert counts(metrics, "conformance.deaf")["lost"] == 1
+    assert counts(metrics, "conformance.deaf")["completed"] is None
+    first, refused = lost_lines(caplog)
+    assert (first["seen_by"], first["counted"], first.get("holder")) == ("renewal", True, None)
+    assert (refused["seen_by"], refused["counted"], refused["holder"]) == ("settle", False, OTHER)
+
+
+async def test_a_refused_step_write_ends_the_attempt_superseded_without_a_settle(
+    harness: Harness, driver: JobDriver, clock: FrozenClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="ferry")
+    async with renewing_too_slowly(driver, deaf_step) as (_, outcomes, metrics):
+        run = await deaf_step.enqueue({"id": "a"})
+        await eventually(lambda: effects["deaf-step:started"] == 1, what="the step to start")
+        clock.advance(LEASE_MS / 1000)
+        await taken_over(driver, run.job_id)
+        held["a"].set()  # the step's function returns; its record meets the fence
+        await eventually(lambda: outcomes.reports, what="the attempt's report")
+    [report] = outcomes.reports
+    assert (report.outcome, report.code) == ("superseded", "X_LEASE_LOST")
+    assert counts(metrics, "conformance.deaf-step") == {
+        "lost": 1,
+        "completed": None,
+        "superseded": 1,
+        "retried": None,
+        "lease-lost": None,
+    }
+    [line] = lost_lines(caplog)
+    assert (line["seen_by"], line["refused"], line["holder"]) == ("step", 'step "work"', OTHER)
+    assert not [r for r in caplog.records if r.getMessage() == "jobs.run.retrying"]
+    detail = await driver.introspect.get_run(run.job_id)
+    assert detail is not None and detail.locked_by == OTHER
+    assert not detail.steps and detail.summary.last_error is None, "nothing of it was stored"
+
+
+async def test_a_renewal_that_fails_after_the_keeper_gave_up_on_it_is_logged_not_left_to_asyncio(
+    harness: Harness,
+    driver: JobDriver,
+    clock: FrozenClock,
+    caplog: pytest.LogCaptureFixture,
+    unretrieved: list[str],
+) -> None:
+    sent = asyncio.Event()
+    fail = asyncio.Event()
+
+    async def locked(renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+        sent.set()
+        await fail.wait()  # a lock held past the lease, then past the store's timeout
+        raise RuntimeError("database is locked")
+
+    driver.heartbeat_many = locked  # type: ignore[method-assign]
+    outcomes = Outcomes()
+    caplog.set_level(logging.INFO, logger="ferry")
+    async with started(driver, jobs=[held_open], observer=outcomes):
+        run = await held_open.enqueue({"id": "x"})
+        await eventually(lambda: effects["held-open:started"] == 1, what="the body to start")
+        clock.advance(INTERVAL_MS / 1000)
+        await eventually(sent.is_set, what="the renewal to go out")
+        clock.advance((LEASE_MS - INTERVAL_MS) / 1000)
+        await eventually(lambda: outcomes.lost == [run.job_id], what="the lease to be lost")
+        await eventually(lambda: outcomes.reports, what="the attempt's report")
+        fail.set()  # the statement nobody waits for any more fails now
+
+        def late() -> list[logging.LogRecord]:
+            return [
+                r
+                for r in caplog.records
+                if r.getMessage() == "jobs.heartbeat.failed" and getattr(r, "late", False)
+            ]
+
+        [line] = await eventually(late, what="the late failure to be logged")
+    assert line.levelname == "WARNING" and "database is locked" in line.__dict__["error"]
+    assert outcomes.reports[0].outcome == "lease-lost"
+    gc.collect()
+    assert unretrieved == []
