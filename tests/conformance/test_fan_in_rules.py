@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ferry._clock import FrozenClock
 from ferry._jobs.facade import build_request
+from ferry.drivers.fan_in import CANCELLED_WITH_PARENT
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimOptions,
@@ -205,3 +206,29 @@ async def test_a_child_is_kept_from_prune_while_its_parent_has_not_ended(
     assert await harness.driver.ack(lapsed.id, AckOptions("w1"))
     clock.advance("2d")
     assert (await harness.driver.prune(policy)).completed == 2
+
+
+async def test_cancelling_many_parents_cancels_the_children_of_each_that_changed(
+    harness: Harness,
+) -> None:
+    """The many-run cancel (a bulk action's) applies the one-run rule to each run."""
+    first = (await square.enqueue({"n": 101})).job_id
+    second = (await square.enqueue({"n": 102})).job_id
+    assert {run.id for run in await harness.driver.claim(claim("w1", limit=2))} == {
+        first,
+        second,
+    }
+    children = [
+        *await children_of(harness, first, 2),
+        *await children_of(harness, second, 1),
+    ]
+    changes = await harness.driver.introspect.cancel_runs([first, second])
+    assert {(c.id, c.state, c.changed) for c in changes} == {
+        (first, "running", True),
+        (second, "running", True),
+    }
+    for child in children:
+        detail = await run(harness, child)
+        assert detail.summary.state == "cancelled"
+        assert detail.summary.last_error is not None
+        assert detail.summary.last_error.message == CANCELLED_WITH_PARENT.message

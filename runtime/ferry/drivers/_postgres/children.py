@@ -86,4 +86,5 @@ def _child_row(r: EnqueueRequest) -> dict[str, object]:
         "concurrency_key": r.concurrency_key,
         "priority": r.priority,
         "rate_key": r.rate_key,
+        "traceparent": r.traceparent,
     }

@@ -6,16 +6,22 @@ import json
 from collections.abc import Mapping, Sequence
 
 from ferry._names import check_name
-from ferry.drivers._columns import latency_of, queue_stats_of, run_of, run_pk
+from ferry.drivers._columns import (
+    latency_of,
+    prefix_upper_bound,
+    queue_stats_of,
+    run_of,
+    run_pk,
+)
 from ferry.drivers._postgres.database import Database
-from ferry.drivers._postgres.ledger import Session
-from ferry.drivers._refusals import run_in_wrong_state, run_not_found
+from ferry.drivers._postgres.joined import Row
+from ferry.drivers._refusals import OneRunActions
 from ferry.drivers.fan_in import CANCELLED_WITH_PARENT
 from ferry.drivers.protocol import (
     CHILDREN_SHOWN,
-    JobState,
     OutcomeBucket,
     QueueStats,
+    RunChange,
     RunDetail,
     RunFilter,
     RunLatency,
@@ -25,7 +31,7 @@ from ferry.drivers.protocol import (
 from ferry.drivers.settle import CANCELLED_BY_OPERATOR
 
 
-class PostgresIntrospection:
+class PostgresIntrospection(OneRunActions):
     """Operator reads and actions over the ``jobs`` table."""
 
     def __init__(self, database: Database) -> None:
@@ -46,6 +52,14 @@ class PostgresIntrospection:
             max(f.limit, 0),
             f.lease_expired,
             self._db.clock.now_ms(),
+            run_pk(f.after_id) if f.after_id is not None else None,
+            f.key_prefix,
+            prefix_upper_bound(f.key_prefix) if f.key_prefix is not None else None,
+            f.error_code,
+            f.error_text,
+            f.input_contains,
+            f.due_after_ms,
+            f.has_error,
         )
         return [run_of(RunSummary, row) for row in rows]
 
@@ -68,32 +82,41 @@ class PostgresIntrospection:
             children=tuple(run_of(RunSummary, child) for child in children),
         )
 
-    async def retry_run(self, job_id: str) -> None:
-        await self._transition(job_id, "run_retry", "retried", "dead or cancelled")
+    async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        return await self._change("run_retry", job_ids, self._db.clock.now_ms())
 
-    async def cancel_run(self, job_id: str) -> JobState:
-        """Cancel the run, then its descendants that have not ended, in one transaction of
-        two statements: the second one's snapshot sees every child the run enqueued before
-        the first one locked it (``run_cancel_descendants.sql``)."""
+    async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        """Cancel the runs, then the descendants of those it changed that have not ended,
+        in one transaction of two statements: the second one's snapshot sees every child a
+        run enqueued before the first one locked it (``run_cancel_descendants.sql``)."""
+        pks = [pk for pk in (run_pk(job_id) for job_id in job_ids) if pk is not None]
+        if not pks:
+            return []
+        now = self._db.clock.now_ms()
+        queries = self._db.queries
         pool = await self._db.pool()
         async with pool.acquire() as connection, connection.transaction():
-            before = await self._transition(
-                job_id,
-                "run_cancel",
-                "cancelled",
-                "queued, sleeping or running",
-                connection,
+            rows = await connection.fetch(
+                queries["run_cancel"],
+                pks,
+                now,
                 CANCELLED_BY_OPERATOR.code,
                 CANCELLED_BY_OPERATOR.message,
             )
-            await connection.fetchval(
-                self._db.queries["run_cancel_descendants"],
-                run_pk(job_id),
-                self._db.clock.now_ms(),
-                CANCELLED_WITH_PARENT.code,
-                CANCELLED_WITH_PARENT.message,
-            )
-        return "running" if before == "running" else "cancelled"
+            changes = [_change_of(row) for row in rows]
+            parents = [int(change.id) for change in changes if change.changed]
+            if parents:
+                await connection.fetchval(
+                    queries["run_cancel_descendants"],
+                    parents,
+                    now,
+                    CANCELLED_WITH_PARENT.code,
+                    CANCELLED_WITH_PARENT.message,
+                )
+        return changes
+
+    async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        return await self._change("run_delete", job_ids)
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
         pool = await self._db.pool()
@@ -136,28 +159,16 @@ class PostgresIntrospection:
             await pool.fetch(self._db.queries["queue_stats"], self._db.clock.now_ms())
         )
 
-    async def _transition(
-        self,
-        job_id: str,
-        query: str,
-        action: str,
-        allowed: str,
-        session: Session | None = None,
-        *extra: object,
-    ) -> JobState:
-        """Run a guarded state change (on ``session``, else the pool; ``extra`` parameters
-        after the run and now); answers the state before it, and refuses a missing run or
-        one in another state."""
-        pk = run_pk(job_id)
-        on = session if session is not None else await self._db.pool()
-        row = (
-            await on.fetchrow(self._db.queries[query], pk, self._db.clock.now_ms(), *extra)
-            if pk is not None
-            else None
-        )
-        if row is None:
-            raise run_not_found(job_id)
-        if not row["changed"]:
-            raise run_in_wrong_state(job_id, row["name"], row["state"], action, allowed)
-        state: JobState = row["state"]
-        return state
+    async def _change(self, query: str, job_ids: Sequence[str], *more: object) -> list[RunChange]:
+        """Run a guarded many-run action; answers a change per run found."""
+        pks = [pk for pk in (run_pk(job_id) for job_id in job_ids) if pk is not None]
+        if not pks:
+            return []
+        pool = await self._db.pool()
+        rows = await pool.fetch(self._db.queries[query], pks, *more)
+        return [_change_of(row) for row in rows]
+
+
+def _change_of(row: Row) -> RunChange:
+    """A many-run action's answer for one run."""
+    return RunChange(row["id"], row["name"], row["state"], row["changed"])

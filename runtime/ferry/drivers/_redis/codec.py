@@ -30,7 +30,7 @@ def opt(value: object) -> str:
 
 
 def request_args(r: EnqueueRequest) -> list[str | int]:
-    """One enqueue request as the ``enqueue`` (and ``enqueue_children``) script's 11
+    """One enqueue request as the ``enqueue`` (and ``enqueue_children``) script's 12
     arguments."""
     return [
         r.name,
@@ -44,6 +44,7 @@ def request_args(r: EnqueueRequest) -> list[str | int]:
         opt(r.concurrency_key),
         r.priority,
         opt(r.rate_key),
+        opt(r.traceparent),
     ]
 
 
@@ -79,6 +80,7 @@ _COLUMNS = {
     "ptot": "progress_total",
     "parent": "parent_id",
     "pending": "children_pending",
+    "tp": "traceparent",
 }
 """A run hash's fields by the column names of the SQL drivers (the others are alike)."""
 _INTEGERS = {
@@ -89,7 +91,8 @@ _INTEGERS = {
 _OPTIONAL = (
     "tenant", "actor", "concurrency_key", "locked_by", "lease_expires_at_ms", "result",
     "last_error_code", "last_error_message", "progress_current", "progress_total",
-    "finished_at_ms", "cancel_requested_at_ms", "rate_key", "rate_deferred_until_ms",
+    "finished_at_ms", "cancel_requested_at_ms", "failures", "traceparent", "rate_key",
+    "rate_deferred_until_ms",
 )  # fmt: skip
 
 

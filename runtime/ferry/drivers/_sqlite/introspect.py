@@ -13,12 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from ferry._names import check_name
 from ferry.drivers._columns import (
     latency_of,
+    prefix_upper_bound,
     queue_stats_of,
     run_of,
     run_pk,
     step_of,
 )
-from ferry.drivers._refusals import run_in_wrong_state, run_not_found
+from ferry.drivers._refusals import CANCELLABLE, DELETABLE, RETRYABLE, OneRunActions
 from ferry.drivers._sqlite.database import Database, snapshot
 from ferry.drivers._sqlite.runs import Moved
 from ferry.drivers.fan_in import CANCELLED_WITH_PARENT
@@ -28,6 +29,7 @@ from ferry.drivers.protocol import (
     JobState,
     OutcomeBucket,
     QueueStats,
+    RunChange,
     RunDetail,
     RunFilter,
     RunLatency,
@@ -36,7 +38,7 @@ from ferry.drivers.protocol import (
 from ferry.drivers.settle import CANCELLED_BY_OPERATOR
 
 
-class SqliteIntrospection:
+class SqliteIntrospection(OneRunActions):
     """Operator reads and actions over ``ferry_jobs``; ``moved`` tells this process what an
     action moved (idle workers wake for a run put back, result waiters hear of an end)."""
 
@@ -57,6 +59,14 @@ class SqliteIntrospection:
             "limit": max(f.limit, 0),
             "lease_expired": f.lease_expired,
             "now": self._db.clock.now_ms(),
+            "after_id": run_pk(f.after_id) if f.after_id is not None else None,
+            "key_from": f.key_prefix,
+            "key_below": prefix_upper_bound(f.key_prefix) if f.key_prefix is not None else None,
+            "error_code": f.error_code,
+            "error_text": f.error_text,
+            "input_contains": f.input_contains,
+            "due_after": f.due_after_ms,
+            "has_error": f.has_error,
         }
         rows = await self._db.fetch("runs_list", parameters)
         return [run_of(RunSummary, row) for row in rows]
@@ -87,20 +97,23 @@ class SqliteIntrospection:
             children=tuple(run_of(RunSummary, child) for child in children),
         )
 
-    async def retry_run(self, job_id: str) -> None:
+    async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         queries = self._db.queries
         moved = Moved(woke=True)
 
         def retry(c: sqlite3.Connection, run: sqlite3.Row, now: int) -> None:
             c.execute(queries["run_retry"], {"id": run["id"], "now": now})
-            moved.state_changed(c, queries, job_id, run["parent_id"], run["state"], "queued", now)
+            moved.state_changed(
+                c, queries, str(run["id"]), run["parent_id"], run["state"], "queued", now
+            )
 
-        await self._act(job_id, "retried", "dead or cancelled", {"dead", "cancelled"}, retry)
-        self._moved(moved)
+        changes = await self._act(job_ids, RETRYABLE, retry)
+        self._moved(moved if any(change.changed for change in changes) else Moved())
+        return changes
 
-    async def cancel_run(self, job_id: str) -> JobState:
-        """Cancel the run and its descendants that have not ended (``ferry.drivers.fan_in``),
-        in one transaction."""
+    async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        """Cancel the runs and their descendants that have not ended
+        (``ferry.drivers.fan_in``), in one transaction."""
         queries = self._db.queries
         moved = Moved()
 
@@ -110,15 +123,17 @@ class SqliteIntrospection:
             for pk, state, parent_id in descendants:
                 _cancel(c, queries, pk, state, parent_id, now, moved, CANCELLED_WITH_PARENT)
 
-        before = await self._act(
-            job_id,
-            "cancelled",
-            "queued, sleeping or running",
-            {"queued", "sleeping", "running"},
-            cancel,
-        )
+        changes = await self._act(job_ids, CANCELLABLE, cancel)
         self._moved(moved)
-        return "running" if before == "running" else "cancelled"
+        return changes
+
+    async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        queries = self._db.queries
+
+        def delete(c: sqlite3.Connection, run: sqlite3.Row, now: int) -> None:
+            c.execute(queries["run_delete"], {"id": run["id"]})
+
+        return await self._act(job_ids, DELETABLE, delete)
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
         rows = await self._db.fetch("queue_throughput", {"since": since_ms})
@@ -152,33 +167,30 @@ class SqliteIntrospection:
 
     async def _act(
         self,
-        job_id: str,
-        action: str,
-        allowed: str,
-        states: set[str],
+        job_ids: Sequence[str],
+        states: frozenset[JobState],
         change: Callable[[sqlite3.Connection, sqlite3.Row, int], None],
-    ) -> JobState:
-        """Run ``change`` on the run (its ``run_state`` row) if its state is one of
-        ``states``, under the write lock; answers the state before it, and refuses a
-        missing run or another state."""
-        pk = run_pk(job_id)
+    ) -> list[RunChange]:
+        """Run ``change`` on each run (its ``run_state`` row) whose state is one of
+        ``states``, all in one transaction under the write lock; answers a change per run
+        found."""
+        pks = [pk for pk in (run_pk(job_id) for job_id in job_ids) if pk is not None]
         queries = self._db.queries
 
-        def act(c: sqlite3.Connection, pk: int) -> tuple[str, JobState] | None:
-            row = c.execute(queries["run_state"], {"id": pk}).fetchone()
-            if row is None:
-                return None
-            if row["state"] in states:
-                change(c, row, self._db.clock.now_ms())
-            return row["name"], row["state"]
+        def act(c: sqlite3.Connection) -> list[RunChange]:
+            now = self._db.clock.now_ms()
+            changes = []
+            for pk in dict.fromkeys(pks):
+                row = c.execute(queries["run_state"], {"id": pk}).fetchone()
+                if row is None:
+                    continue
+                applies = row["state"] in states
+                if applies:
+                    change(c, row, now)
+                changes.append(RunChange(str(pk), row["name"], row["state"], applies))
+            return changes
 
-        found = await self._db.transaction(lambda c: act(c, pk)) if pk is not None else None
-        if found is None:
-            raise run_not_found(job_id)
-        name, state = found
-        if state not in states:
-            raise run_in_wrong_state(job_id, name, state, action, allowed)
-        return state
+        return await self._db.transaction(act) if pks else []
 
 
 def _cancel(

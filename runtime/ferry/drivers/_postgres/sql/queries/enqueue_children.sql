@@ -16,14 +16,17 @@ WITH parent AS (
 inserted AS (
     INSERT INTO {schema}.jobs (
         name, queue, payload, idempotency_key, max_attempts, run_at_ms, tenant, actor,
-        concurrency_key, priority, rate_key, parent_id, created_at_ms, updated_at_ms
+        concurrency_key, priority, rate_key, parent_id, created_at_ms, updated_at_ms,
+        traceparent
     )
     SELECT c.name, c.queue, c.payload, c.idempotency_key, c.max_attempts, $1, c.tenant,
-           c.actor, c.concurrency_key, c.priority, c.rate_key, parent.id, $1, $1
+           c.actor, c.concurrency_key, c.priority, c.rate_key, parent.id, $1, $1,
+           c.traceparent
     FROM parent,
          jsonb_to_recordset($4::jsonb) AS c(
              name text, queue text, payload jsonb, idempotency_key text, max_attempts integer,
-             tenant text, actor text, concurrency_key text, priority integer, rate_key text
+             tenant text, actor text, concurrency_key text, priority integer, rate_key text,
+             traceparent text
          )
     WHERE NOT parent.cancel_requested
     ON CONFLICT (idempotency_key) DO NOTHING

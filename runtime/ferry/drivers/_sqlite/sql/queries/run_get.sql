@@ -5,6 +5,6 @@ SELECT CAST(id AS TEXT) AS id, name, queue, state, attempts, max_attempts, tenan
        result, progress_current, progress_total, finished_at_ms, cancel_requested_at_ms,
        CAST(parent_id AS TEXT) AS parent_id, children_pending,
        (SELECT count(*) FROM ferry_jobs AS c WHERE c.parent_id = j.id) AS children_count,
-       rate_key, rate_deferred_until_ms
+       failures, traceparent, rate_key, rate_deferred_until_ms
 FROM ferry_jobs AS j
 WHERE id = :id
