@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from ferry import Concurrency, FerryError, RateLimit, Retry, define_api, job
 from ferry._jobs.declaration import JobHandle
+from ferry.drivers.protocol import Dedupe
 
 
 class Org(BaseModel):
@@ -88,11 +89,16 @@ def test_the_handle_lifts_every_declared_field_and_has_no_run() -> None:
         "tenant": False,
         "concurrency": {"limit": 2, "keyed": True, "whenBusy": "fail"},
         "rate": None,
+        "dedupe": "retained",
         "steps": [],
     }
     rated = declare(rate=RateLimit(limit=100, per="1m", key=lambda i: i.org_id), name="rated")
     assert rated.rate is not None and rated.rate.per_ms == 60_000
     assert rated.describe()["rate"] == {"limit": 100, "perMs": 60_000, "keyed": True}
+    windowed = declare(dedupe="1h30m", name="windowed")
+    assert windowed.dedupe == Dedupe(window_ms=5_400_000)
+    assert windowed.describe()["dedupe"] == 5_400_000
+    assert declare(dedupe="active", name="active").describe()["dedupe"] == "active"
 
 
 def test_default_retry_is_three_attempts_doubling_from_one_second_capped_at_thirty() -> None:

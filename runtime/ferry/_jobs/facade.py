@@ -173,6 +173,7 @@ def build_request(
         if priority is None
         else checked_priority(priority, field="enqueue priority"),
         connection=connection if connection is not None else _connection.get(),
+        dedupe=definition.dedupe,
     )
 
 

@@ -28,6 +28,7 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ferry._clock import Clock
 from ferry._payload import JsonValue as JsonValue  # the values that cross the seam
+from ferry._storable import MAX_KEY_BYTES
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers.rates import RateWindow
 
@@ -66,6 +67,33 @@ class Progress:
 
 
 @dataclass(frozen=True, slots=True)
+class Dedupe:
+    """Which stored run of its key an enqueue is deduplicated against (``@job(dedupe=)``).
+
+    The default dedupes against any run still stored. ``active_only``: only against a run
+    not yet ended (not completed, dead or cancelled); ``window_ms``: only against one
+    created less than ``window_ms`` before now, on the driver's clock. A stored run outside
+    the rule keeps its row but gives its key up, in the enqueue's own transaction (or
+    script): its key is rewritten to ``<key> [superseded: run <id>]``, padded with spaces
+    to ``SUPERSEDED_KEY_BYTES`` — a form no enqueued key can take, unique per run, that
+    still shows the original key in ``jobs show`` — and the new run is written with the key.
+    """
+
+    active_only: bool = False
+    window_ms: int | None = None
+
+    @property
+    def retained(self) -> bool:
+        """Dedupes against every stored run: no run is ever moved aside."""
+        return not self.active_only and self.window_ms is None
+
+
+SUPERSEDED_KEY_BYTES = MAX_KEY_BYTES + 1
+"""A superseded run's key is padded to at least this many bytes of UTF-8: one over the
+longest key an enqueue accepts."""
+
+
+@dataclass(frozen=True, slots=True)
 class EnqueueRequest:
     """One job row to write. ``run_at_ms`` ``None`` means now on the driver's clock."""
 
@@ -88,6 +116,8 @@ class EnqueueRequest:
     payload_json: str | None = None
     """``payload`` as JSON text, serialised once by the enqueue facade after its checks; a
     driver that stores text stores this (``None``: serialise ``payload`` itself)."""
+    dedupe: Dedupe = Dedupe()
+    """Which stored run of the key this enqueue dedupes against (the job's ``dedupe=``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._retention import pruned_in_batches
 from ferry.drivers._wake import ChannelWake
 from ferry.drivers.protocol import (
+    SUPERSEDED_KEY_BYTES,
     AckOptions,
     ClaimedJob,
     ClaimOptions,
@@ -164,7 +165,7 @@ class RedisJobDriver(DerivedCalls):
                 "sqlite_job_driver(...).outbox) in its transaction and let the relay enqueue "
                 "here",
             )
-        args: list[str | int] = [self._clock.now_ms(), len(requests)]
+        args: list[str | int] = [self._clock.now_ms(), SUPERSEDED_KEY_BYTES, len(requests)]
         for r in requests:
             args += [
                 r.name,
@@ -178,6 +179,8 @@ class RedisJobDriver(DerivedCalls):
                 opt(r.concurrency_key),
                 r.priority,
                 opt(r.rate_key),
+                int(r.dedupe.active_only),
+                opt(r.dedupe.window_ms),
             ]
         answers = await self._connection.run("enqueue", *args)
         return [
