@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-RUNNABLE = [("jobs.md", "Rate limits")]
+RUNNABLE = [("jobs.md", "Rate limits"), ("jobs.md", "Idempotency")]
 
 
 def example(page: str, section: str) -> str:

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from ferry import Concurrency, FerryError, RateLimit, Retry, define_api, job
 from ferry._jobs.declaration import JobHandle
+from ferry._jobs.facade import build_request
 from ferry.drivers.protocol import Dedupe
 
 
@@ -246,3 +247,12 @@ def test_an_actor_that_is_no_name_is_refused(actor: str, code: str) -> None:
     with pytest.raises(FerryError) as refused:
         declare().as_actor(actor)
     assert refused.value.code == code and "actor" in refused.value.message
+
+
+def test_a_task_tick_dedupes_against_every_stored_run_whatever_the_jobs_rule() -> None:
+    """A tick's occurrence-scoped key is what absorbs a second scheduler firing the same
+    occurrence, also after the first run of it has finished."""
+    active = declare(dedupe="active", name="ticked")
+    assert build_request(active.definition, {"org_id": "o1"}).dedupe == Dedupe(active_only=True)
+    ticked = build_request(active.definition, {"org_id": "o1"}, key_prefix="nightly:1000")
+    assert (ticked.idempotency_key, ticked.dedupe) == ("nightly:1000:k:o1", Dedupe())

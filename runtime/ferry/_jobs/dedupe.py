@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Literal, TypeAlias
 
 from ferry._duration import Duration, to_ms
-from ferry.drivers.protocol import Dedupe
+from ferry.drivers.protocol import RETAINED, Dedupe
 from ferry.errors import FerryError
 
 DedupeSetting: TypeAlias = Literal["retained", "active"] | Duration
@@ -27,7 +27,7 @@ def dedupe_rule(setting: object) -> Dedupe:
     """``setting`` as the rule drivers apply; ``X_INVARIANT`` for anything else than the
     two words or a positive duration, ``X_OUT_OF_RANGE`` for a window over 100 years."""
     if setting == "retained":
-        return Dedupe()
+        return RETAINED
     if setting == "active":
         return Dedupe(active_only=True)
     if not isinstance(setting, str | int | float | timedelta) or isinstance(setting, bool):

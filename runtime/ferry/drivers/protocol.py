@@ -88,6 +88,9 @@ class Dedupe:
         return not self.active_only and self.window_ms is None
 
 
+RETAINED = Dedupe()
+"""The default rule: dedupe against every stored run of the key."""
+
 SUPERSEDED_KEY_BYTES = MAX_KEY_BYTES + 1
 """A superseded run's key is padded to at least this many bytes of UTF-8: one over the
 longest key an enqueue accepts."""
@@ -116,7 +119,7 @@ class EnqueueRequest:
     payload_json: str | None = None
     """``payload`` as JSON text, serialised once by the enqueue facade after its checks; a
     driver that stores text stores this (``None``: serialise ``payload`` itself)."""
-    dedupe: Dedupe = Dedupe()
+    dedupe: Dedupe = RETAINED
     """Which stored run of the key this enqueue dedupes against (the job's ``dedupe=``)."""
 
 
