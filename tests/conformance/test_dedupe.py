@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from ferry import FerryError, job
 from ferry._clock import FrozenClock
+from ferry._move import move_runs
 from ferry.drivers import SqliteJobDriver
 from ferry.drivers.protocol import SUPERSEDED_KEY_BYTES, JobDriver, RunDetail, RunFilter
 from ferry.testing import Harness
@@ -277,3 +278,21 @@ async def test_racing_enqueues_of_a_superseded_key_write_one_run(harness: Harnes
     for job_id, key in zip(ended, ("a", "b"), strict=True):
         moved = await _run(harness.driver, job_id)
         assert moved.idempotency_key == _superseded(f"active:{key}", job_id)
+
+
+async def test_a_drain_moves_a_superseded_run_and_the_run_holding_its_key_without_collision(
+    harness: Harness, clock: FrozenClock, other_driver: JobDriver
+) -> None:
+    first = await hourly.enqueue({"id": "a"})
+    clock.advance("1h")
+    await hourly.enqueue({"id": "a"})
+    report = await move_runs(harness.driver, other_driver, drain_id="drain", batch=10)
+    assert (report.total().removed, report.stopped) == (2, None)
+    keys = [
+        (await _run(other_driver, summary.id)).idempotency_key
+        for summary in await other_driver.introspect.list_runs(RunFilter())
+    ]
+    assert sorted(keys) == ["hourly:a", _superseded("hourly:a", first.job_id)]
+    with Harness(driver=other_driver, clock=clock, tasks=[]).installed():
+        again = await hourly.enqueue({"id": "a"})  # the moved run keeps its creation instant
+    assert again.deduplicated is True
