@@ -23,6 +23,7 @@ LIST_FIELDS = {
     "last",
     "lastMs",
     "lastFiredAtMs",
+    "lastFiredAt",
     "paused",
 }
 
@@ -91,9 +92,14 @@ async def test_pause_and_resume_show_in_the_listing(
     envelope(postgres_dsn, pg_schema, "tasks", "resume", "every_minute")
     code, table = ferry(postgres_dsn, pg_schema, "tasks", "list")
     assert code == 0
-    header, line = table.splitlines()[:2]
-    assert header.split() == ["NAME", "CRON", "TZ", "NEXT", "LAST", "PAUSED"]
-    assert line.startswith("every_minute") and line.endswith("no")
+    header, line = (_cells(row) for row in table.splitlines()[1:4:2])
+    assert header == ["name", "cron", "tz", "next", "last", "paused"]
+    assert line[0] == "every_minute" and line[-1] == "no"
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of one line of a table (``│ a │ b │``)."""
+    return [cell.strip() for cell in row.replace("┃", "│").strip("│").split("│")]
 
 
 async def test_an_unknown_task_name_is_refused_with_x_task_unknown(

@@ -1,8 +1,9 @@
 -- Write a batch of runs; a key that already has a run resolves to it instead.
--- ARGV: now, superseded key bytes, count, then 13 per request: name, queue, payload (JSON
+-- ARGV: now, superseded key bytes, count, then 14 per request: name, queue, payload (JSON
 -- text), idempotency key, max_attempts, run_at (opt; absent: now), tenant (opt), actor
--- (opt), concurrency key (opt), priority, rate key (opt), dedupe active only (1/0),
--- dedupe window ms (opt). Answers id, deduplicated (1/0) per request, in order.
+-- (opt), concurrency key (opt), priority, rate key (opt), trace context (opt), dedupe
+-- active only (1/0), dedupe window ms (opt). Answers id, deduplicated (1/0) per request,
+-- in order.
 -- The check and the write are one script, so two enqueues of one key never both write;
 -- a later request of the same key in the batch finds the earlier one's run.
 -- A run holding the key outside the request's dedupe rule (ended, when it dedupes only
@@ -22,7 +23,7 @@ for _ = 1, tonumber(arg()) do
   local name, queue, payload, idem = arg(), arg(), arg(), arg()
   local max_attempts, run_at = arg(), opt(arg()) or now
   local tenant, actor, ckey, priority = opt(arg()), opt(arg()), opt(arg()), arg()
-  local rkey = opt(arg())
+  local rkey, traceparent = opt(arg()), opt(arg())
   local active_only, window = arg() == '1', opt(arg())
   local existing = redis.call('HGET', key('idem'), idem)
   if existing and (active_only or window) then
@@ -46,7 +47,7 @@ for _ = 1, tonumber(arg()) do
       name = name, queue = queue, payload = payload, key = idem,
       max_attempts = max_attempts, run_at = run_at, priority = priority,
       state = 'queued', attempts = '0', created = now, updated = now,
-      tenant = tenant, actor = actor, ckey = ckey, rkey = rkey,
+      tenant = tenant, actor = actor, ckey = ckey, rkey = rkey, tp = traceparent,
     })
     if enqueued(id, queue, priority, name, run_at, now) then
       woken[queue] = true

@@ -28,7 +28,7 @@ claimed AS (
     {_lease_picked}
     RETURNING j.id, j.name, j.queue, j.payload, j.idempotency_key, j.attempts, j.max_attempts,
               j.tenant, j.actor, j.concurrency_key, j.run_at_ms, j.created_at_ms, j.priority,
-              NULL::bigint AS rate_deferred_until_ms
+              NULL::bigint AS rate_deferred_until_ms, j.traceparent
 ),
 slots_taken AS (
     SELECT NULL::text AS holder WHERE false  -- this claim takes no slot
