@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-RUNNABLE = [("jobs.md", "Results"), ("jobs.md", "Rate limits"), ("workflows.md", None)]
+RUNNABLE = [
+    ("jobs.md", "Results"),
+    ("jobs.md", "Rate limits"),
+    ("jobs.md", "Idempotency"),
+    ("workflows.md", None),
+]
 """(page, section); ``None`` is the page's opening, before its first section."""
 _PRINTED = re.compile(r"print\(.*#\s*(.+)$", re.M)
 

@@ -10,6 +10,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 from pydantic import BaseModel
 
 from ferry._duration import Duration, to_ms
+from ferry._jobs.dedupe import DedupeSetting, dedupe_rule, described
 from ferry._jobs.definition import InputT, JobDefinition, OnSettled, ResultT
 from ferry._jobs.facade import (
     checked_priority,
@@ -24,7 +25,7 @@ from ferry._jobs.facade import (
 from ferry._jobs.policy import Concurrency, RateLimit, Retry
 from ferry._jobs.results import run_result, run_status
 from ferry._names import check_name
-from ferry.drivers.protocol import EnqueueResult, RunStatus
+from ferry.drivers.protocol import Dedupe, EnqueueResult, RunStatus
 from ferry.errors import FerryError
 
 _declared: list[JobDefinition[Any, Any]] = []
@@ -88,6 +89,11 @@ class JobHandle(Generic[InputT, ResultT]):
     @property
     def rate(self) -> RateLimit[InputT] | None:
         return self._definition.rate
+
+    @property
+    def dedupe(self) -> Dedupe:
+        """Which stored run of its key an enqueue dedupes against (``dedupe=``)."""
+        return self._definition.dedupe
 
     @property
     def timeout_ms(self) -> int | None:
@@ -238,6 +244,7 @@ class JobHandle(Generic[InputT, ResultT]):
             "rate": None
             if d.rate is None
             else {"limit": d.rate.limit, "perMs": d.rate.per_ms, "keyed": d.rate.key is not None},
+            "dedupe": described(d.dedupe),
             "steps": [],
         }
 
@@ -258,13 +265,18 @@ def job(
     on_settled: OnSettled | None = None,
     name: str | None = None,
     priority: int = 0,
+    dedupe: DedupeSetting = "retained",
 ) -> Declare[InputT]:
     """Declare a function as a job. ``idempotency_key`` is required: at-least-once is the
     only honest guarantee, so every run must be replay-safe.
 
     An ``async def`` body runs on the worker's event loop; a ``def`` body (blocking code:
     an ORM, ``requests``) runs on the worker's thread pool, and its ``step`` is the same
-    API without ``await``."""
+    API without ``await``.
+
+    ``dedupe`` says which stored run of its key an enqueue is deduplicated against:
+    ``"retained"`` any run still stored, ``"active"`` a queued, sleeping or running one, a
+    duration (``"1h"``) one created within it."""
     if not (isinstance(input, type) and issubclass(input, BaseModel)):
         raise FerryError(
             "X_INVARIANT",
@@ -287,6 +299,7 @@ def job(
     # Priority is an integer column and the Redis claim reads it back as a number: a float
     # or a string would be stored and then break every later claim of the worker.
     checked_priority(priority, field="job priority")
+    rule = dedupe_rule(dedupe)
     if name is not None:
         check_name(name, what="job name")
     timeout_ms = None if timeout is None else to_ms(timeout, what="job timeout")
@@ -311,6 +324,7 @@ def job(
             on_settled=on_settled,
             name=name,
             priority=priority,
+            dedupe=rule,
         )
         _declared.append(definition)
         return JobHandle(definition)

@@ -19,6 +19,7 @@ from pydantic.errors import PydanticSchemaGenerationError
 
 from ferry._jobs.policy import Concurrency, RateLimit, Retry
 from ferry.drivers.capabilities import RATES, Capability
+from ferry.drivers.protocol import Dedupe
 from ferry.errors import FerryError
 
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -68,6 +69,7 @@ class JobDefinition(Generic[InputT, ResultT]):
         on_settled: OnSettled | None,
         name: str | None,
         priority: int,
+        dedupe: Dedupe,
     ) -> None:
         self.body = body
         self.body_parameters = _body_parameters(body)
@@ -85,6 +87,8 @@ class JobDefinition(Generic[InputT, ResultT]):
         self.explicit_name = name is not None
         self.name = name if name is not None else f"anonymous-job-{next(_anonymous_jobs)}"
         self.priority = priority
+        self.dedupe = dedupe
+        """Which stored run of a key an enqueue of it dedupes against (``dedupe=``)."""
         self.needs: tuple[Capability[Any], ...] = (RATES,) if rate is not None else ()
         """Driver capabilities the job needs (its rate limit's windows; a factory over
         ``job()`` sets the body's: a webhook's ledger, a backfill's checkpoints); the worker

@@ -33,6 +33,7 @@ from typing_extensions import TypeVar
 from ferry._clock import Clock
 from ferry._duration import Duration
 from ferry._payload import JsonValue as JsonValue  # the values that cross the seam
+from ferry._storable import MAX_KEY_BYTES
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers.failures import AttemptFailure
 from ferry.drivers.rates import RateWindow
@@ -79,6 +80,36 @@ class Progress:
 
 
 @dataclass(frozen=True, slots=True)
+class Dedupe:
+    """Which stored run of its key an enqueue is deduplicated against (``@job(dedupe=)``).
+
+    The default dedupes against any run still stored. ``active_only``: only against a run
+    not yet ended (not completed, dead or cancelled); ``window_ms``: only against one
+    created less than ``window_ms`` before now, on the driver's clock. A stored run outside
+    the rule keeps its row but gives its key up, in the enqueue's own transaction (or
+    script): its key is rewritten to ``<key> [superseded: run <id>]``, padded with spaces
+    to ``SUPERSEDED_KEY_BYTES`` — a form no enqueued key can take, unique per run, that
+    still shows the original key in ``jobs show`` — and the new run is written with the key.
+    """
+
+    active_only: bool = False
+    window_ms: int | None = None
+
+    @property
+    def retained(self) -> bool:
+        """Dedupes against every stored run: no run is ever moved aside."""
+        return not self.active_only and self.window_ms is None
+
+
+RETAINED = Dedupe()
+"""The default rule: dedupe against every stored run of the key."""
+
+SUPERSEDED_KEY_BYTES = MAX_KEY_BYTES + 1
+"""A superseded run's key is padded to at least this many bytes of UTF-8: one over the
+longest key an enqueue accepts."""
+
+
+@dataclass(frozen=True, slots=True)
 class EnqueueRequest:
     """One job row to write. ``run_at_ms`` ``None`` means now on the driver's clock."""
 
@@ -104,6 +135,8 @@ class EnqueueRequest:
     traceparent: str | None = None
     """The W3C trace context of the span the enqueue was made under (``None``: none), which
     the run's execution span continues (``ferry._tracecontext``)."""
+    dedupe: Dedupe = RETAINED
+    """Which stored run of the key this enqueue dedupes against (the job's ``dedupe=``)."""
 
 
 class ResultSource(Protocol[ResultT_co]):

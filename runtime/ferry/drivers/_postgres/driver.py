@@ -46,6 +46,7 @@ from ferry.drivers._refusals import shared_connection
 from ferry.drivers._retention import pruned_in_batches
 from ferry.drivers._wake import SettleWaiters
 from ferry.drivers.protocol import (
+    SUPERSEDED_KEY_BYTES,
     AckOptions,
     ClaimedJob,
     ClaimOptions,
@@ -181,14 +182,42 @@ class PostgresJobDriver(DerivedCalls):
         return (await self.enqueue_many([request]))[0]
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
+        """On the caller's connection when the requests join its transaction, else on the
+        pool — in a transaction of its own when a dedupe rule may move a run's key aside,
+        so the key moves only with the run that takes it."""
         if not requests:
             return []
-        session = await self._session_for(requests)
+        connection = shared_connection(requests)
+        if connection is not None:
+            session = await joined_session(
+                connection, self._db, what=f'enqueue of job "{requests[0].name}"'
+            )
+            return await self._enqueue_on(session, requests)
+        pool = await self._db.pool()
+        if all(r.dedupe.retained for r in requests):
+            return await self._enqueue_on(pool, requests)
+        async with pool.acquire() as borrowed, borrowed.transaction():
+            return await self._enqueue_on(borrowed, requests)
+
+    async def _enqueue_on(
+        self, session: _Fetches, requests: Sequence[EnqueueRequest]
+    ) -> list[EnqueueResult]:
         queries = self._db.queries
 
         async def write(pending: list[EnqueueRequest]) -> Sequence[Row]:
+            now = self._clock.now_ms()
+            ruled = [r for r in pending if not r.dedupe.retained]
+            if ruled:
+                await session.fetch(
+                    queries["enqueue_supersede"],
+                    [r.idempotency_key for r in ruled],
+                    [r.dedupe.active_only for r in ruled],
+                    [r.dedupe.window_ms for r in ruled],
+                    now,
+                    SUPERSEDED_KEY_BYTES,
+                )
             *columns, traces = array_columns(map(_enqueue_row, pending))
-            return await session.fetch(queries["enqueue"], *columns, self._clock.now_ms(), traces)
+            return await session.fetch(queries["enqueue"], *columns, now, traces)
 
         async def existing(keys: list[str]) -> Sequence[Row]:
             return await session.fetch(queries["enqueue_existing"], keys)
@@ -331,15 +360,6 @@ class PostgresJobDriver(DerivedCalls):
     async def close(self) -> None:
         await self._listener.close()
         await self._db.close()
-
-    async def _session_for(self, requests: Sequence[EnqueueRequest]) -> _Fetches:
-        """The caller's connection when the requests join its transaction, else the pool."""
-        connection = shared_connection(requests)
-        if connection is None:
-            return await self._db.pool()
-        return await joined_session(
-            connection, self._db, what=f'enqueue of job "{requests[0].name}"'
-        )
 
 
 def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:

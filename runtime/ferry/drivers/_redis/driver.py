@@ -52,6 +52,7 @@ from ferry.drivers._wake import (
     SettleWaiters,
 )
 from ferry.drivers.protocol import (
+    SUPERSEDED_KEY_BYTES,
     AckOptions,
     ClaimedJob,
     ClaimOptions,
@@ -193,9 +194,9 @@ class RedisJobDriver(DerivedCalls):
                 "sqlite_job_driver(...).outbox) in its transaction and let the relay enqueue "
                 "here",
             )
-        args: list[str | int] = [self._clock.now_ms(), len(requests)]
+        args: list[str | int] = [self._clock.now_ms(), SUPERSEDED_KEY_BYTES, len(requests)]
         for r in requests:
-            args += request_args(r)
+            args += [*request_args(r), int(r.dedupe.active_only), opt(r.dedupe.window_ms)]
         answers = await self._connection.run("enqueue", *args)
         return [
             EnqueueResult(str(job_id), bool(deduplicated))

@@ -177,6 +177,8 @@ class SqliteJobDriver(DerivedCalls):
         now = self._clock.now_ms()
         # The commit is the application's, so this process learns of it by the poll.
         while (insert := batch.insert(now)) is not None:
+            if (supersede := batch.supersede(now)) is not None:
+                await joined.execute_fetchall(self._db.queries["enqueue_supersede"], supersede)
             written = await joined.execute_fetchall(self._db.queries["enqueue"], insert)
             existing = batch.inserted(written, now)
             if existing is not None:

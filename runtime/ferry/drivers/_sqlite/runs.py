@@ -29,6 +29,7 @@ from ferry.drivers._sqlite.database import Database
 from ferry.drivers.fan_in import count_change, wakes_parent
 from ferry.drivers.protocol import (
     ENDED_STATES,
+    SUPERSEDED_KEY_BYTES,
     AckOptions,
     ClaimedJob,
     ClaimOptions,
@@ -336,6 +337,26 @@ class EnqueueBatch:
             "parent_id": self._parent_id,
         }
 
+    def supersede(self, now_ms: int) -> dict[str, Any] | None:
+        """The ``enqueue_supersede`` parameters for the keys not resolved yet whose
+        request has a dedupe rule other than "retained" (None: there are none)."""
+        ruled = [
+            self._requests[i]
+            for key, i in self._first.items()
+            if key not in self._runs and not self._requests[i].dedupe.retained
+        ]
+        if not ruled:
+            return None
+        batch = [
+            {
+                "key": r.idempotency_key,
+                "active_only": r.dedupe.active_only,
+                "window_ms": r.dedupe.window_ms,
+            }
+            for r in ruled
+        ]
+        return {"batch": json.dumps(batch), "now": now_ms, "bytes": SUPERSEDED_KEY_BYTES}
+
     def inserted(self, rows: Iterable[Sequence[Any]], now_ms: int) -> dict[str, Any] | None:
         """Take the runs ``enqueue`` wrote; answers the ``enqueue_existing`` parameters for
         the keys it skipped (None: it skipped none)."""
@@ -374,6 +395,8 @@ def enqueue(
 ) -> list[EnqueueResult]:
     """Write ``batch`` on the driver's writer (in the caller's transaction)."""
     while (insert := batch.insert(now_ms)) is not None:
+        if (supersede := batch.supersede(now_ms)) is not None:
+            c.execute(queries["enqueue_supersede"], supersede)
         existing = batch.inserted(c.execute(queries["enqueue"], insert).fetchall(), now_ms)
         if existing is not None:
             batch.existing(c.execute(queries["enqueue_existing"], existing).fetchall())
