@@ -63,7 +63,9 @@ class Listener(_Listener):
         async with self._session() as connection:
             lost = asyncio.Event()
             connection.add_termination_listener(lambda _, lost=lost: lost.set())
-            for channel in self.channels:
+            # A snapshot: a channel followed while these subscribe renews the session, and
+            # must not change the dict under this loop.
+            for channel in list(self.channels):
                 await connection.add_listener(channel, self._on_notify)
             try:
                 self._listening()
