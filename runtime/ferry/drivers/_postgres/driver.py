@@ -22,16 +22,25 @@ from ferry.drivers._columns import (
     stored_columns,
 )
 from ferry.drivers._ledger import Migration
+from ferry.drivers._postgres.children import PostgresChildren
 from ferry.drivers._postgres.database import Database, Pool
 from ferry.drivers._postgres.joined import Row, joined_session
 from ferry.drivers._postgres.ledger import known_migrations
 from ferry.drivers._postgres.location import pool_location, store_location
+from ferry.drivers._postgres.moves import NotifiedMoves
 from ferry.drivers._postgres.outbox import PostgresOutbox
-from ferry.drivers._postgres.wake import ChannelWake, Listener
+from ferry.drivers._postgres.wake import (
+    IDLE_POLL_MAX_MS,
+    IDLE_POLL_MAX_WAKE_PROVEN_MS,
+    ChannelWake,
+    Listener,
+)
 from ferry.drivers._refusals import shared_connection
 from ferry.drivers._stores.driver import SqlJobDriver
 from ferry.drivers._stores.enqueue import EnqueueBatch
+from ferry.drivers._wake import SettleWaiters
 from ferry.drivers.protocol import (
+    SUPERSEDED_KEY_BYTES,
     AckOptions,
     ClaimedJob,
     ClaimOptions,
@@ -66,12 +75,25 @@ class PostgresJobDriver(SqlJobDriver):
     ) -> None:
         self._db = Database(target, schema=schema, clock=clock, pool_max_size=pool_max_size)
         # Its statements notify (LISTEN/NOTIFY), so a store has no one else to wake.
-        super().__init__(self._db, clock=clock, max_payload_bytes=max_payload_bytes, woke=_none)
         queries = self._db.queries
         self._listener = Listener(
             self._db.listen_session, [queries.channel, queries.outbox_channel], clock=clock
         )
+        super().__init__(
+            self._db,
+            clock=clock,
+            max_payload_bytes=max_payload_bytes,
+            moves=NotifiedMoves(),
+            news=self._news,
+        )
         self.outbox = PostgresOutbox(self._db, lambda: self._channel(queries.outbox_channel))
+        self._ended = SettleWaiters(
+            self._listener,
+            clock,
+            idle_poll_ms=IDLE_POLL_MAX_WAKE_PROVEN_MS,
+            unhealthy_poll_ms=IDLE_POLL_MAX_MS,
+        )
+        self.children = PostgresChildren(self._db)
         self._location = (
             store_location(target, queries.schema)
             if isinstance(target, str)
@@ -114,18 +136,51 @@ class PostgresJobDriver(SqlJobDriver):
         self._db.check_open()
         return self._listener.wake(channel)
 
+    def _news(self) -> SettleWaiters:
+        """The waiters on runs ending, the LISTEN session following the ended channel from
+        the first call (only processes that wait for results listen to it)."""
+        self._db.check_open()
+        self._listener.follow(self._db.queries.ended_channel, self._ended)
+        return self._ended
+
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
+        """On the caller's connection when the requests join its transaction, else on the
+        pool — in a transaction of its own when a dedupe rule may move a run's key aside,
+        so the key moves only with the run that takes it."""
         if not requests:
             return []
-        session = await self._session_for(requests)
+        connection = shared_connection(requests)
+        if connection is not None:
+            session = await joined_session(
+                connection, self._db, what=f'enqueue of job "{requests[0].name}"'
+            )
+            return await self._enqueue_on(session, requests)
+        pool = await self._db.pool()
+        if all(r.dedupe.retained for r in requests):
+            return await self._enqueue_on(pool, requests)
+        async with pool.acquire() as borrowed, borrowed.transaction():
+            return await self._enqueue_on(borrowed, requests)
+
+    async def _enqueue_on(
+        self, session: _Fetches, requests: Sequence[EnqueueRequest]
+    ) -> list[EnqueueResult]:
+        queries = self._db.queries
         batch = EnqueueBatch(requests)
         while pending := batch.pending():
+            now = self._clock.now_ms()
+            if ruled := batch.superseding():
+                await session.fetch(
+                    queries["enqueue_supersede"],
+                    [r.idempotency_key for r in ruled],
+                    [r.dedupe.active_only for r in ruled],
+                    [r.dedupe.window_ms for r in ruled],
+                    now,
+                    SUPERSEDED_KEY_BYTES,
+                )
             columns = array_columns(tuple(stored_columns(r).values()) for r in pending)
-            written = await session.fetch(
-                self._db.queries["enqueue"], *columns, self._clock.now_ms()
-            )
+            written = await session.fetch(queries["enqueue"], *columns, now)
             if taken := batch.written(written):
-                batch.existing(await session.fetch(self._db.queries["enqueue_existing"], taken))
+                batch.existing(await session.fetch(queries["enqueue_existing"], taken))
         return batch.results()
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
@@ -232,19 +287,6 @@ class PostgresJobDriver(SqlJobDriver):
     async def close(self) -> None:
         await self._listener.close()
         await self._db.close()
-
-    async def _session_for(self, requests: Sequence[EnqueueRequest]) -> _Fetches:
-        """The caller's connection when the requests join its transaction, else the pool."""
-        connection = shared_connection(requests)
-        if connection is None:
-            return await self._db.pool()
-        return await joined_session(
-            connection, self._db, what=f'enqueue of job "{requests[0].name}"'
-        )
-
-
-def _none() -> None:
-    """Nothing to wake: the statement that put a run back notified already."""
 
 
 def _settle_row(pk: int, settle: AckOptions | NackOptions, now: int) -> tuple[Any, ...]:

@@ -10,8 +10,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ferry.drivers._columns import from_json_text, json_text
-from ferry.drivers.protocol import StepRecord
+from ferry.drivers._columns import from_json_text, json_text, stored_columns
+from ferry.drivers.protocol import EnqueueRequest, StepRecord
 
 __all__ = [
     "columns_of",
@@ -19,12 +19,19 @@ __all__ = [
     "json_text",
     "opt",
     "optional_int",
+    "request_args",
 ]
 
 
 def opt(value: object) -> str:
     """An optional script argument."""
     return "" if value is None else f"={value}"
+
+
+def request_args(r: EnqueueRequest) -> list[str]:
+    """One enqueue request as the ``enqueue`` (and ``enqueue_children``) script's 12
+    arguments: its stored columns (``_columns.stored_columns``), each an ``opt``."""
+    return [opt(value) for value in stored_columns(r).values()]
 
 
 def optional_int(value: str | None) -> int | None:
@@ -47,13 +54,15 @@ _COLUMNS = {
     "err_msg": "last_error_message",
     "pcur": "progress_current",
     "ptot": "progress_total",
+    "parent": "parent_id",
+    "pending": "children_pending",
     "tp": "traceparent",
 }
 """A run hash's fields by the column names of the SQL drivers (the others are alike)."""
 _INTEGERS = {
     "attempts", "max_attempts", "priority", "run_at_ms", "created_at_ms", "updated_at_ms",
     "lease_expires_at_ms", "finished_at_ms", "cancel_requested_at_ms", "progress_current",
-    "progress_total", "rate_deferred_until_ms",
+    "progress_total", "children_pending", "rate_deferred_until_ms",
 }  # fmt: skip
 _OPTIONAL = (
     "tenant", "actor", "concurrency_key", "locked_by", "lease_expires_at_ms", "result",

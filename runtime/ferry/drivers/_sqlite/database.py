@@ -130,18 +130,7 @@ class Database:
 
     async def atomic(self, plan: Plan[T]) -> T:
         """``plan``'s statements in one transaction on the writer."""
-
-        def run(c: sqlite3.Connection) -> T:
-            rows: list[sqlite3.Row] | None = None
-            try:
-                while True:
-                    name, parameters = plan.send(rows)  # type: ignore[arg-type]
-                    rows = c.execute(self.queries[name], _bound(parameters)).fetchall()
-            except StopIteration as done:
-                answer: T = done.value
-                return answer
-
-        return await self.transaction(run)
+        return await self.transaction(lambda c: played(c, self.queries, plan))
 
     def check_open(self) -> None:
         """Refuse use after ``close``."""
@@ -162,6 +151,18 @@ class Database:
         await self._writer.close()
         if self._reader is not self._writer:
             await self._reader.close()
+
+
+def played(c: sqlite3.Connection, queries: Mapping[str, str], plan: Plan[T]) -> T:
+    """Run ``plan``'s statements on ``c`` (in the caller's transaction); its answer."""
+    rows: list[sqlite3.Row] | None = None
+    try:
+        while True:
+            name, parameters = plan.send(rows)  # type: ignore[arg-type]
+            rows = c.execute(queries[name], _bound(parameters)).fetchall()
+    except StopIteration as done:
+        answer: T = done.value
+        return answer
 
 
 _ANY = re.compile(r"= ANY\s*\((:[a-z_]+)\)")

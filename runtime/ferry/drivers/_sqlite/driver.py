@@ -22,6 +22,7 @@ from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES
 from ferry.drivers._ledger import Migration
 from ferry.drivers._refusals import shared_connection
 from ferry.drivers._sqlite import runs
+from ferry.drivers._sqlite.children import SqliteChildren
 from ferry.drivers._sqlite.database import Database
 from ferry.drivers._sqlite.joined import joined_connection, rows_of
 from ferry.drivers._sqlite.migrate import known_migrations
@@ -30,6 +31,8 @@ from ferry.drivers._sqlite.target import SqliteTarget, Synchronous, sqlite_targe
 from ferry.drivers._sqlite.wake import DEFAULT_WAKE_POLL_MS, CommitWatcher, SqliteWake
 from ferry.drivers._stores.driver import SqlJobDriver
 from ferry.drivers._stores.enqueue import EnqueueBatch
+from ferry.drivers._stores.moves import Moved
+from ferry.drivers._wake import SettleWaiters
 from ferry.drivers.protocol import (
     ClaimedJob,
     ClaimOptions,
@@ -53,10 +56,16 @@ class SqliteJobDriver(SqlJobDriver):
         )
         self._db = Database(target, clock=clock)
         self._watcher = CommitWatcher(target, clock=clock, poll_ms=wake_poll_ms)
-        # Another process sees a commit through its watcher; this one is told at once.
-        woke = self._watcher.runs.announce
-        super().__init__(self._db, clock=clock, max_payload_bytes=max_payload_bytes, woke=woke)
+        moves = runs.CountedMoves(self._moved)
+        super().__init__(
+            self._db,
+            clock=clock,
+            max_payload_bytes=max_payload_bytes,
+            moves=moves,
+            news=self._news,
+        )
         self.outbox = SqliteOutbox(self._db, self._watcher.outbox, self._watch)
+        self.children = SqliteChildren(self._db, moves)
 
     @property
     def name(self) -> str:
@@ -98,6 +107,11 @@ class SqliteJobDriver(SqlJobDriver):
         self._db.check_open()
         self._watcher.start()
 
+    def _news(self) -> SettleWaiters:
+        """The waiters on runs ending (watching once called)."""
+        self._watch()
+        return self._watcher.ended
+
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         """Two statements whatever the batch size (the write, then the runs holding keys
         it skipped), on the driver's writer — or on the application's ``aiosqlite``
@@ -124,6 +138,8 @@ class SqliteJobDriver(SqlJobDriver):
         now = self._clock.now_ms()
         # The commit is the application's, so this process learns of it by the poll.
         while pending := batch.pending():
+            if (supersede := runs.supersede_parameters(batch, now)) is not None:
+                await rows_of(joined, self._db.queries["enqueue_supersede"], supersede)
             sql = self._db.queries["enqueue"]
             written = await rows_of(joined, sql, runs.enqueue_parameters(pending, now))
             if taken := batch.written(written):
@@ -148,15 +164,23 @@ class SqliteJobDriver(SqlJobDriver):
         the writer: a slot a settle released is claimable by the same call."""
         queries = self._db.queries
 
-        def both(c: sqlite3.Connection) -> tuple[list[bool], bool, list[ClaimedJob]]:
+        def both(c: sqlite3.Connection) -> tuple[list[bool], Moved, list[ClaimedJob]]:
             now = self._clock.now_ms()
-            landed, woke = runs.settle(c, queries, settles, now)
-            return landed, woke, runs.claim(c, queries, options, now) if options else []
+            landed, moved = runs.settle(c, queries, settles, now)
+            return landed, moved, runs.claim(c, queries, options, now) if options else []
 
-        landed, woke, claimed = await self._db.transaction(both)
-        if woke:
-            self._watcher.runs.announce()
+        landed, moved, claimed = await self._db.transaction(both)
+        self._moved(moved)
         return landed, claimed
+
+    def _moved(self, moved: Moved) -> None:
+        """Tell this process what a committed transaction moved: idle workers wake for a
+        run due now, result waiters hear of the runs that ended (other processes learn
+        both through their watchers)."""
+        if moved.woke:
+            self._watcher.runs.announce()
+        if moved.ended:
+            self._watcher.ended.settled(moved.ended)
 
     async def heartbeat_many(
         self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None

@@ -1,16 +1,19 @@
-"""The run statements' Python side: the lease fence, the settle rules and enqueue batches.
+"""The run statements' Python side: the lease fence, the settle and fan-in rules, enqueue
+batches.
 
 Each function here runs on the writer's thread inside one ``BEGIN IMMEDIATE`` transaction
 (``Database.transaction``), so what it reads cannot change before it writes: the fence and
 the settle rules are ``ferry.drivers.settle``'s own functions applied to the row, not a
-copy of them in SQL.
+copy of them in SQL; so are the fan-in rules (``ferry.drivers.fan_in``), in the
+transaction of every change of a child's or a waiting parent's state.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ferry.drivers._columns import (
@@ -20,10 +23,15 @@ from ferry.drivers._columns import (
     run_pk,
     stored_columns,
 )
+from ferry.drivers._sqlite.database import played
 from ferry.drivers._stores.enqueue import EnqueueBatch
+from ferry.drivers._stores.moves import Moved, StateChange
 from ferry.drivers._stores.rates import window_of
 from ferry.drivers._stores.records import put_parameters
+from ferry.drivers._stores.statements import Plan
+from ferry.drivers.fan_in import count_change, wakes_parent
 from ferry.drivers.protocol import (
+    SUPERSEDED_KEY_BYTES,
     AckOptions,
     ClaimedJob,
     ClaimOptions,
@@ -103,6 +111,39 @@ def claim(
     return claimed
 
 
+class CountedMoves:
+    """``RunMoves`` on SQLite: the fan-in rules applied in the transaction of each change
+    (``counted``), and this process told once it committed (``told``: its idle workers, its
+    result waiters; other processes learn both through their watchers)."""
+
+    def __init__(self, told: Callable[[Moved], None]) -> None:
+        self._told = told
+
+    def changed(self, changes: Sequence[StateChange], now_ms: int, moved: Moved) -> Plan[None]:
+        return counted(changes, now_ms, moved)
+
+    def committed(self, moved: Moved) -> None:
+        self._told(moved)
+
+
+def counted(changes: Sequence[StateChange], now_ms: int, moved: Moved) -> Plan[None]:
+    """Note each run of ``changes`` that ended in ``moved``, and count each change in the
+    run's parent (``ferry.drivers.fan_in``)."""
+    for change in changes:
+        if change.ended:
+            moved.ended.append(str(change.pk))
+        delta = count_change(change.before, change.after)
+        if change.parent_id is not None and delta:
+            yield from parent_counted(change.parent_id, delta, now_ms, moved)
+
+
+def parent_counted(parent_id: int, change: int, now_ms: int, moved: Moved) -> Plan[None]:
+    """Change run ``parent_id``'s count of pending children by ``change``; a parent it
+    makes due wakes idle workers."""
+    rows = yield "parent_counted", {"id": parent_id, "change": change, "now": now_ms}
+    moved.woke = moved.woke or any(row["woken"] for row in rows)
+
+
 def _rate_limited(
     c: sqlite3.Connection,
     queries: Queries,
@@ -148,10 +189,10 @@ def _rate_limited(
 
 def settle(
     c: sqlite3.Connection, queries: Queries, settles: Sequence[Settle], now_ms: int
-) -> tuple[list[bool], bool]:
-    """Settle each attempt still held by its worker; answers which landed, and whether one
-    put a run back due now (idle workers should wake)."""
-    landed, woke = [], False
+) -> tuple[list[bool], Moved]:
+    """Settle each attempt still held by its worker; answers which landed, and what the
+    settles moved (a run back due now, runs that ended)."""
+    landed, moved = [], Moved()
     for (job_id, verdict), first in zip(
         settles, first_of_each([job_id for job_id, _ in settles]), strict=True
     ):
@@ -165,6 +206,12 @@ def settle(
             cancel_requested=row["cancel_requested_at_ms"] is not None,
             now_ms=now_ms,
         )
+        if wakes_parent(
+            state=fields.state,
+            awaiting_children=bool(row["awaiting_children"]),
+            children_pending=row["children_pending"],
+        ):  # parked on a wait whose children all ended meanwhile: due at once
+            fields = replace(fields, run_at_ms=now_ms)
         error = fields.last_error
         current, total = progress_columns(fields.progress)
         acked = isinstance(verdict, AckOptions)
@@ -187,9 +234,13 @@ def settle(
             },
         )
         c.execute(queries["slots_release"], {"holder": job_id})
-        woke = woke or (fields.state == "queued" and fields.run_at_ms <= now_ms)
+        change = StateChange(int(job_id), row["parent_id"], "running", fields.state)
+        played(c, queries, counted([change], now_ms, moved))
+        moved.woke = moved.woke or (
+            fields.state in ("queued", "sleeping") and fields.run_at_ms <= now_ms
+        )
         landed.append(True)
-    return landed, woke
+    return landed, moved
 
 
 def renew(
@@ -236,16 +287,44 @@ def renew(
 
 
 def enqueue(
-    c: sqlite3.Connection, queries: Queries, batch: EnqueueBatch, now_ms: int
+    c: sqlite3.Connection,
+    queries: Queries,
+    batch: EnqueueBatch,
+    now_ms: int,
+    parent_id: int | None = None,
 ) -> list[EnqueueResult]:
-    """Write ``batch`` on the driver's writer (in the caller's transaction)."""
+    """Write ``batch`` (children of ``parent_id``, if given) on the driver's writer, in the
+    caller's transaction."""
     while pending := batch.pending():
-        written = c.execute(queries["enqueue"], enqueue_parameters(pending, now_ms))
+        if (supersede := supersede_parameters(batch, now_ms)) is not None:
+            c.execute(queries["enqueue_supersede"], supersede)
+        written = c.execute(queries["enqueue"], enqueue_parameters(pending, now_ms, parent_id))
         if taken := batch.written(written.fetchall(), now_ms):
             batch.existing(c.execute(queries["enqueue_existing"], {"keys": json.dumps(taken)}))
     return batch.results()
 
 
-def enqueue_parameters(requests: Sequence[EnqueueRequest], now_ms: int) -> dict[str, Any]:
-    """``enqueue``'s parameters: the requests as a JSON array of their columns."""
-    return {"batch": json.dumps([stored_columns(r) for r in requests]), "now": now_ms}
+def enqueue_parameters(
+    requests: Sequence[EnqueueRequest], now_ms: int, parent_id: int | None = None
+) -> dict[str, Any]:
+    """``enqueue``'s parameters: the requests as a JSON array of their columns, and the
+    run whose children they are (``None``: none)."""
+    batch = json.dumps([stored_columns(r) for r in requests])
+    return {"batch": batch, "now": now_ms, "parent_id": parent_id}
+
+
+def supersede_parameters(batch: EnqueueBatch, now_ms: int) -> dict[str, Any] | None:
+    """``enqueue_supersede``'s parameters for the pending requests with a dedupe rule other
+    than "retained" (None: there are none)."""
+    ruled = batch.superseding()
+    if not ruled:
+        return None
+    rules = [
+        {
+            "key": r.idempotency_key,
+            "active_only": r.dedupe.active_only,
+            "window_ms": r.dedupe.window_ms,
+        }
+        for r in ruled
+    ]
+    return {"batch": json.dumps(rules), "now": now_ms, "bytes": SUPERSEDED_KEY_BYTES}

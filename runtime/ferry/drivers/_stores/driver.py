@@ -1,8 +1,9 @@
 """What the Postgres and SQLite drivers share above their statements: the clock and the
 payload limit, the ledger's calls, and every store written once in ``ferry.drivers._stores``.
 
-Each driver keeps what is its own: its connections, the wake, how an enqueue or an outbox
-append joins the application's transaction, and the claim/settle path.
+Each driver keeps what is its own: its connections, the wake and the news of runs ending,
+how an enqueue or an outbox append joins the application's transaction, a fan-out, what a
+change of runs' states means beyond their rows (``RunMoves``), and the claim/settle path.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ from ferry._clock import Clock
 from ferry._payload import payload_limit
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._stores.introspect import SqlIntrospection
+from ferry.drivers._stores.moves import Moved, RunMoves
 from ferry.drivers._stores.prune import prune
 from ferry.drivers._stores.rates import SqlRateBuckets
 from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
+from ferry.drivers._stores.results import SqlResults
 from ferry.drivers._stores.slots import SqlSlotStore
 from ferry.drivers._stores.statements import Statements
 from ferry.drivers._stores.steps import SqlStepStore
 from ferry.drivers._stores.transfer import SqlTransfer
+from ferry.drivers._wake import SettleWaiters
 from ferry.drivers.protocol import PruneReport, QueueStats, RetentionPolicy
 from ferry.drivers.settle import DerivedCalls
 
@@ -34,24 +38,32 @@ class Database(Statements, Protocol):
 
 
 class SqlJobDriver(DerivedCalls):
-    """The part of a SQL driver written once; ``woke`` wakes this process's idle workers
-    when a store puts a run back due (Postgres: its statements notify instead)."""
+    """The part of a SQL driver written once; ``moves`` follows the runs a store moved
+    (the dialect's ``RunMoves``), ``news`` is the driver's waiters on runs ending."""
 
     def __init__(
-        self, database: Database, *, clock: Clock, max_payload_bytes: int, woke: Callable[[], None]
+        self,
+        database: Database,
+        *,
+        clock: Clock,
+        max_payload_bytes: int,
+        moves: RunMoves,
+        news: Callable[[], SettleWaiters],
     ) -> None:
         self._store = database
         self._clock = clock
         self._max_payload_bytes = payload_limit(max_payload_bytes)
         self._steps = SqlStepStore(database)
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them (the
-        # outbox is each driver's own: it joins the application's transaction).
+        # outbox and children are each driver's own: the outbox joins the application's
+        # transaction, and a fan-out is each dialect's).
         self.slots = SqlSlotStore(database)
         self.rates = SqlRateBuckets(database)
         self.leases = SqlLeaseStore(database)
         self.records = SqlRecordStore(database)
-        self.introspect = SqlIntrospection(database, woke)
-        self.transfer = SqlTransfer(database, woke)
+        self.introspect = SqlIntrospection(database, moves)
+        self.transfer = SqlTransfer(database, lambda: moves.committed(Moved(woke=True)))
+        self.results = SqlResults(database, news)
 
     @property
     def clock(self) -> Clock:

@@ -5,7 +5,9 @@ Both SQL drivers enqueue with the same two statements whatever the batch size â€
 resolves to its first request's run) and ``enqueue_existing`` reads the runs already
 holding the others â€” on their own connection or on the application's, inside its
 transaction. A key whose run was pruned between the two is free again and written on
-the next round.
+the next round. A request whose dedupe rule is not "retained" first has the stored run
+outside its rule give the key up (``enqueue_supersede``, in the same transaction), so the
+write that follows takes it. A parent's fan-out (``enqueue_children``) resolves alike.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ class EnqueueBatch:
         """The requests ``enqueue`` writes next: one per key not resolved yet."""
         return [self._requests[i] for key, i in self._first.items() if key not in self._runs]
 
+    def superseding(self) -> list[EnqueueRequest]:
+        """The pending requests whose dedupe rule may move a stored run's key aside (any
+        rule but "retained"): ``enqueue_supersede`` runs for them before ``enqueue``."""
+        return [r for r in self.pending() if not r.dedupe.retained]
+
     def written(self, rows: Iterable[Row], now_ms: int | None = None) -> list[str]:
         """Take the runs ``enqueue`` wrote (``id``, ``idempotency_key``; with ``now_ms``
         also ``run_at_ms``, to note when idle workers should wake); answers the keys it
@@ -52,6 +59,11 @@ class EnqueueBatch:
         """Take the runs already holding skipped keys (``id``, ``idempotency_key``)."""
         for row in rows:
             self._runs[row["idempotency_key"]] = EnqueueResult(row["id"], deduplicated=True)
+
+    @property
+    def runs_written(self) -> int:
+        """How many runs the batch wrote (not deduplicated): what a fan-out counts."""
+        return sum(not result.deduplicated for result in self._runs.values())
 
     def results(self) -> list[EnqueueResult]:
         """One result per request, in request order (a repeated key is deduplicated)."""

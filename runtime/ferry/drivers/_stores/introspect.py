@@ -6,6 +6,13 @@ holds them (Postgres: ``FOR UPDATE``; SQLite: the write lock), then each state t
 applies to gets its statement over the runs in it (a cancel: ``run_cancel`` for queued
 and sleeping runs, ``run_cancel_request`` for running ones), so a worker's claim or
 settle cannot slip in between. Every run found is answered, changed or not.
+
+A cancel also cancels the descendants of the runs it changed that have not ended
+(``ferry.drivers.fan_in``): ``run_descendants`` reads and holds them after the runs
+themselves are held — a fan-out of a held parent waits for that hold, so every child
+written before the cancel is found and none is written after it — and each is cancelled
+as its parent was. What the changes mean beyond the rows (the parents' counts, news for
+result waiters) is the dialect's ``RunMoves``.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ferry._names import check_name
 from ferry.drivers._columns import (
+    Row,
     latency_of,
     prefix_upper_bound,
     queue_stats_of,
@@ -23,8 +31,12 @@ from ferry.drivers._columns import (
     step_of,
 )
 from ferry.drivers._refusals import DELETABLE, RETRYABLE, OneRunActions
+from ferry.drivers._stores.moves import Moved, RunMoves, StateChange
 from ferry.drivers._stores.statements import Plan, Statements
+from ferry.drivers.fan_in import CANCELLED_WITH_PARENT
 from ferry.drivers.protocol import (
+    CHILDREN_SHOWN,
+    JobError,
     JobState,
     OutcomeBucket,
     QueueStats,
@@ -38,12 +50,12 @@ from ferry.drivers.settle import CANCELLED_BY_OPERATOR
 
 
 class SqlIntrospection(OneRunActions):
-    """Operator reads and actions over the ``jobs`` table; ``woke`` wakes this process's
-    idle workers when an action puts a run back (Postgres: the statement notifies)."""
+    """Operator reads and actions over the ``jobs`` table; ``moves`` follows the runs an
+    action moved (a run put back due, a run ended, a parent's count)."""
 
-    def __init__(self, statements: Statements, woke: Callable[[], None]) -> None:
+    def __init__(self, statements: Statements, moves: RunMoves) -> None:
         self._s = statements
-        self._woke = woke
+        self._moves = moves
 
     async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
         f = run_filter
@@ -79,39 +91,74 @@ class SqlIntrospection(OneRunActions):
         if not rows:
             return None
         steps = tuple(step_of(step) for step in json.loads(rows[0]["steps"]))
-        return run_of(RunDetail, rows[0], steps=steps)
+        children = (
+            await self._s.read("run_children", id=pk, limit=CHILDREN_SHOWN)
+            if rows[0]["children_count"]
+            else []
+        )
+        return run_of(
+            RunDetail,
+            rows[0],
+            steps=steps,
+            children=tuple(run_of(RunSummary, child) for child in children),
+        )
 
     async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        """A dead or cancelled run is queued again, due now (a child of a parent counts as
+        pending in it again)."""
         now = self._s.clock.now_ms()
-        changes = await self._act(job_ids, dict.fromkeys(RETRYABLE, "run_retry"), now=now)
+        moved = Moved(woke=True)
+
+        def retried(acted: Sequence[Row]) -> Plan[None]:
+            changes = [StateChange(r["pk"], r["parent_id"], r["state"], "queued") for r in acted]
+            yield from self._moves.changed(changes, now, moved)
+
+        changes = await self._act(job_ids, dict.fromkeys(RETRYABLE, "run_retry"), retried, now=now)
         if any(change.changed for change in changes):
-            self._woke()
+            self._moves.committed(moved)
         return changes
 
     async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         """A queued or sleeping run ends cancelled at once; a running one gets the request
-        recorded, and its worker's heartbeat acts on it."""
-        error = CANCELLED_BY_OPERATOR
-        return await self._act(
-            job_ids,
-            {"queued": "run_cancel", "sleeping": "run_cancel", "running": "run_cancel_request"},
-            now=self._s.clock.now_ms(),
-            error_code=error.code,
-            error_message=error.message,
+        recorded, and its worker's heartbeat acts on it. Its descendants that have not
+        ended are cancelled with it, alike."""
+        now = self._s.clock.now_ms()
+        moved = Moved()
+
+        def with_descendants(acted: Sequence[Row]) -> Plan[None]:
+            changes = _cancelled(acted)
+            if acted:
+                ids = [row["pk"] for row in acted]
+                descendants = yield "run_descendants", {"ids": ids}
+                yield from _by_state(
+                    descendants, _CANCEL, _cancel_parameters(now, CANCELLED_WITH_PARENT)
+                )
+                changes += _cancelled(descendants)
+            yield from self._moves.changed(changes, now, moved)
+
+        changes = await self._act(
+            job_ids, _CANCEL, with_descendants, **_cancel_parameters(now, CANCELLED_BY_OPERATOR)
         )
+        self._moves.committed(moved)
+        return changes
 
     async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
-        """Runs no worker or drain holds go, with their steps (running and moving stay)."""
-        return await self._act(job_ids, dict.fromkeys(DELETABLE, "run_delete"))
+        """Runs no worker or drain holds go, with their steps (running and moving stay).
+        A deleted child is not an end: its parent's wait lasts until its deadline."""
+        return await self._act(job_ids, dict.fromkeys(DELETABLE, "run_delete"), _nothing)
 
     async def _act(
-        self, job_ids: Sequence[str], statements: dict[JobState, str], **parameters: object
+        self,
+        job_ids: Sequence[str],
+        statements: dict[JobState, str],
+        then: Callable[[Sequence[Row]], Plan[None]],
+        **parameters: object,
     ) -> list[RunChange]:
         pks = list(dict.fromkeys(pk for pk in map(run_pk, job_ids) if pk is not None))
         if not pks:
             await self._s.open()
             return []
-        return await self._s.atomic(_acted(pks, statements, parameters))
+        return await self._s.atomic(_acted(pks, statements, then, parameters))
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
         rows = await self._s.read("queue_throughput", since=since_ms)
@@ -135,26 +182,65 @@ class SqlIntrospection(OneRunActions):
     async def resume_queue(self, queue: str) -> None:
         check_name(queue, what="queue")
         await self._s.write("queue_resume", queue=queue)
-        self._woke()
+        self._moves.committed(Moved(woke=True))
 
     async def stats(self) -> list[QueueStats]:
         """Counts per queue and state (every state present), paused queues included."""
         return queue_stats_of(await self._s.read("queue_stats", now=self._s.clock.now_ms()))
 
 
+_CANCEL: dict[JobState, str] = {
+    "queued": "run_cancel",
+    "sleeping": "run_cancel",
+    "running": "run_cancel_request",
+}
+"""A cancel's statement per state it applies to."""
+
+
+def _cancel_parameters(now: int, error: JobError) -> dict[str, object]:
+    return {"now": now, "error_code": error.code, "error_message": error.message}
+
+
+def _cancelled(rows: Sequence[Row]) -> list[StateChange]:
+    """The runs of ``rows`` a cancel ended (a running one is only asked)."""
+    return [
+        StateChange(row["pk"], row["parent_id"], row["state"], "cancelled")
+        for row in rows
+        if row["state"] != "running"
+    ]
+
+
+def _nothing(acted: Sequence[Row]) -> Plan[None]:
+    """No follow-up: the action changes no run's state."""
+    yield from ()
+
+
 def _acted(
-    pks: list[int], statements: dict[JobState, str], parameters: dict[str, object]
+    pks: list[int],
+    statements: dict[JobState, str],
+    then: Callable[[Sequence[Row]], Plan[None]],
+    parameters: dict[str, object],
 ) -> Plan[list[RunChange]]:
-    """Read and hold the runs of ``pks``, then run each state's statement (``statements``)
-    over the runs in that state; answers a change per run found."""
+    """Read and hold the runs of ``pks``, run each state's statement (``statements``) over
+    the runs in that state, then ``then`` over the runs acted on; answers a change per run
+    found."""
     rows = yield "run_states", {"ids": pks}
+    acted = [row for row in rows if row["state"] in statements]
+    yield from _by_state(acted, statements, parameters)
+    yield from then(acted)
+    return [
+        RunChange(str(row["pk"]), row["name"], row["state"], row["state"] in statements)
+        for row in rows
+    ]
+
+
+def _by_state(
+    rows: Sequence[Row], statements: dict[JobState, str], parameters: Mapping[str, object]
+) -> Plan[None]:
+    """Each state's statement over the runs of ``rows`` in it (ids ``pk``)."""
     by_statement: dict[str, list[int]] = {}
     for row in rows:
         if row["state"] in statements:
             by_statement.setdefault(statements[row["state"]], []).append(row["pk"])
     for statement, ids in by_statement.items():
         yield statement, {"ids": ids, **parameters}
-    return [
-        RunChange(str(row["pk"]), row["name"], row["state"], row["state"] in statements)
-        for row in rows
-    ]

@@ -6,7 +6,7 @@
 -- arrays: the driver encodes the batch with one call, where an array parameter costs a
 -- check per element. $2 is now; $3/$4 the error a cancel override leaves. `settled` holds
 -- the runs whose settle landed; `notified` wakes idle workers for the runs put straight
--- back.
+-- back and tells result waiters of the runs that ended.
 requests AS (
     SELECT (r ->> 0)::bigint AS id, r ->> 1 AS worker_id, r ->> 2 AS state,
            (r ->> 3)::integer AS attempts_given_back, (r ->> 4)::boolean AS requeues,
@@ -57,8 +57,11 @@ settled AS (
       AND j.lease_expires_at_ms > $2
     RETURNING j.id, j.id::text AS holder, j.queue, j.state, j.run_at_ms
 ),
--- A run put straight back (interrupted by a drain, retried at once) wakes idle workers.
+-- A run put straight back (interrupted by a drain, retried at once) wakes idle workers;
+-- the runs that ended are told to result waiters (_settle_news.sql).
 notified AS (
     SELECT pg_notify({channel}, due.queue)
     FROM (SELECT DISTINCT queue FROM settled WHERE state = 'queued' AND run_at_ms <= $2) AS due
+    UNION ALL
+    {_settle_news}
 )

@@ -4,21 +4,25 @@
 -- now. Their steps are read after (step_load): a moving run records none, so the two reads
 -- cannot disagree.
 -- Taken in this order: runs an earlier drain left `moving` to the same store, then queued
--- runs in claim order, then dead ones. Each branch is its own ordered index scan
--- (jobs_moving, jobs_claim_order, jobs_dead_order) that stops after :limit rows; the lock
--- is taken on the outer scan, which re-checks the state on the row's newest version, so a
--- run a worker claimed (or another drain reserved) in between is skipped, never taken twice.
+-- runs in claim order, then dead ones — never a run of a fan-out (one with a parent or
+-- children): a parent's steps name its children by their ids on this store. Each branch
+-- is its own ordered index scan (jobs_moving, jobs_claim_order, jobs_dead_order) that
+-- stops after :limit rows; the lock is taken on the outer scan, which re-checks the state
+-- on the row's newest version, so a run a worker claimed (or another drain reserved) in
+-- between is skipped, never taken twice.
 WITH candidates AS (
     (SELECT id, 0 AS rank FROM {schema}.jobs
      WHERE state = 'moving' AND moving_to = :target AND locked_by <> :drain_id
      ORDER BY moving_to, id LIMIT :limit)
     UNION ALL
-    (SELECT id, 1 FROM {schema}.jobs
+    (SELECT id, 1 FROM {schema}.jobs AS q
      WHERE state = 'queued' AND (:queues::text[] IS NULL OR queue = ANY (:queues::text[]))
+       AND parent_id IS NULL AND NOT EXISTS (SELECT FROM {schema}.jobs AS c WHERE c.parent_id = q.id)
      ORDER BY priority DESC, run_at_ms, id LIMIT :limit)
     UNION ALL
-    (SELECT id, 2 FROM {schema}.jobs
+    (SELECT id, 2 FROM {schema}.jobs AS d
      WHERE :include_dead::boolean AND state = 'dead' AND (:queues::text[] IS NULL OR queue = ANY (:queues::text[]))
+       AND parent_id IS NULL AND NOT EXISTS (SELECT FROM {schema}.jobs AS c WHERE c.parent_id = d.id)
      ORDER BY finished_at_ms, id LIMIT :limit)
 ),
 picked AS (

@@ -1,4 +1,5 @@
--- The runs of :ids (their name and state), read under the write lock the operator's
--- action holds until it commits.
-SELECT id AS pk, name, state FROM ferry_jobs WHERE id IN (SELECT value FROM json_each(:ids))
+-- The runs of :ids (their name, state and parent), read under the write lock the
+-- operator's action holds until it commits.
+SELECT id AS pk, name, state, parent_id
+FROM ferry_jobs WHERE id IN (SELECT value FROM json_each(:ids))
 ORDER BY id
