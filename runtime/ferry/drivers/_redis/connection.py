@@ -21,6 +21,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
+from ferry._aio import cancellable
 from ferry._clock import Clock
 from ferry.drivers._redis.keyspace import Keyspace, client_location, store_location
 from ferry.drivers._redis.migrate import apply_migrations
@@ -51,16 +52,16 @@ class Connection:
     async def client(self) -> Redis:
         """The open client (opening it on first use)."""
         if self._scripts is None:
-            await self.open()
+            await cancellable(self.open())
         assert self._client is not None
         return self._client
 
     async def run(self, name: str, *args: str | int) -> Any:
         """Run the named script of ``lua/`` with ``args``."""
         if self._scripts is None:
-            await self.open()
+            await cancellable(self.open())
         assert self._scripts is not None
-        return await self._scripts.run(name, *args)
+        return await cancellable(self._scripts.run(name, *args))
 
     async def open(self) -> None:
         """Connect (once), check the server answers and apply pending keyspace migrations;
@@ -97,7 +98,9 @@ class Connection:
         return client
 
     async def command(self, *command: str) -> Any:
-        """One command's answer (text: the client has ``decode_responses=True``)."""
+        """One command's answer (text: the client has ``decode_responses=True``). Like
+        every command the stores send, it passes ``cancellable`` (in ``commands``): a cancel
+        redis-py drops (``ferry._aio.cancellable``) still stops the role that sent it."""
         [answer] = await self.commands(command)
         return answer
 
@@ -106,7 +109,7 @@ class Connection:
         async with (await self.client()).pipeline(transaction=False) as pipe:
             for command in commands:
                 pipe.execute_command(*command)
-            return await pipe.execute()
+            return await cancellable(pipe.execute())
 
     @property
     def location(self) -> str:

@@ -158,7 +158,7 @@ class RedisJobDriver(DerivedCalls):
 
     async def database_now_ms(self) -> int:
         """The server's clock (``TIME``), for the skew check."""
-        seconds, microseconds = await (await self._connection.client()).time()
+        seconds, microseconds = await self._connection.command("TIME")
         return int(seconds) * 1_000 + int(microseconds) // 1_000
 
     def wake(self) -> ChannelWake:
