@@ -9,6 +9,7 @@ Read the statements themselves in ``sql/queries``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ferry._checks import require_count
@@ -29,6 +30,7 @@ from ferry.drivers._postgres.ledger import known_migrations
 from ferry.drivers._postgres.location import pool_location, store_location
 from ferry.drivers._postgres.outbox import PostgresOutbox
 from ferry.drivers._postgres.rates import PostgresRateBuckets
+from ferry.drivers._postgres.ready import ReadyTending
 from ferry.drivers._postgres.records import PostgresLeaseStore, PostgresRecordStore
 from ferry.drivers._postgres.slots import PostgresSlotStore
 from ferry.drivers._postgres.steps import PostgresStepStore
@@ -79,6 +81,7 @@ class PostgresJobDriver(DerivedCalls):
             self._db.listen_session, [queries.channel, queries.outbox_channel], clock=clock
         )
         self._steps = PostgresStepStore(self._db)
+        self._ready = ReadyTending(self._db)
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
         self.slots = PostgresSlotStore(self._db)
         self.rates = PostgresRateBuckets(self._db)
@@ -213,9 +216,36 @@ class PostgresJobDriver(DerivedCalls):
             if pk is not None and first
         ]
         now = self._clock.now_ms()
-        if not sent and (options is None or options.limit <= 0):
+        claiming = options is not None and options.limit > 0
+        if not sent and not claiming:
             return [False] * len(settles), []
+        if claiming:
+            # Lapsed leases and runs promoted from later become ready before the claim
+            # reads the set (at most one statement, and only when the fleet's turn is due).
+            await self._ready.tend(pool, now)
         batch = json_text([_settle_row(pk, settle, now) for pk, settle in sent])
+        landed, claimed, stale = await self._settle_and_claim(pool, batch, now, options)
+        # A claim that dropped stale ready rows came back short without the queue being
+        # empty: claim the rest at once rather than let the worker idle until its poll.
+        rounds = 0
+        while options is not None and stale and len(claimed) < options.limit and rounds < 10:
+            rest = replace(options, limit=options.limit - len(claimed))
+            _, more, stale = await self._settle_and_claim(pool, "[]", now, rest)
+            claimed += more
+            rounds += 1
+        return (
+            [
+                pk is not None and pk in landed and first
+                for pk, first in zip(pks, firsts, strict=True)
+            ],
+            claimed,
+        )
+
+    async def _settle_and_claim(
+        self, pool: Pool, batch: str, now: int, options: ClaimOptions | None
+    ) -> tuple[set[int], list[ClaimedJob], int]:
+        """One ``settle_and_claim`` (or keyed) statement: the settles that landed, the runs
+        claimed, and how many stale ready rows the claim dropped."""
         limits = options.limits if options is not None else {}
         rates = options.rates if options is not None else {}
         extra: tuple[Any, ...]
@@ -239,18 +269,11 @@ class PostgresJobDriver(DerivedCalls):
             *extra,
         )
         *claimed_rows, last = rows
-        landed = set(last["landed"])
         lease_expires_at_ms = now + options.lease_ms if options is not None else 0
-        return (
-            [
-                pk is not None and pk in landed and first
-                for pk, first in zip(pks, firsts, strict=True)
-            ],
-            [
-                run_of(ClaimedJob, row, lease_expires_at_ms=lease_expires_at_ms)
-                for row in claimed_rows
-            ],
-        )
+        claimed = [
+            run_of(ClaimedJob, row, lease_expires_at_ms=lease_expires_at_ms) for row in claimed_rows
+        ]
+        return set(last["landed"]), claimed, last["stale"]
 
     async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
         pool = await self._db.pool()

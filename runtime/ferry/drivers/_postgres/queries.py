@@ -4,7 +4,7 @@ The Python side calls a statement by its name, so a reviewer reads the claim que
 one place (a part several statements share is a fragment, ``ferry.drivers._sql``). A file
 may use placeholders, substituted once per schema: ``{schema}`` (the quoted schema
 identifier), ``{channel}`` and ``{outbox_channel}`` (the NOTIFY channels of runs and of
-outbox entries, as SQL literals).
+outbox entries, as SQL literals), ``{ready_lookahead_ms}`` (``READY_LOOKAHEAD_MS``).
 Substitution is safe because ``checked_schema`` admits only ``[a-z0-9_]`` names.
 """
 
@@ -20,6 +20,12 @@ _CHANNEL_SUFFIX = "_jobs"
 _OUTBOX_CHANNEL_SUFFIX = "_outbox"
 _LONGEST_SUFFIX = max(len(_CHANNEL_SUFFIX), len(_OUTBOX_CHANNEL_SUFFIX))
 _MAX_IDENTIFIER = 63  # PostgreSQL's NAMEDATALEN - 1; a longer NOTIFY channel is refused
+
+READY_LOOKAHEAD_MS = 30_000
+"""A run due within this of now is ready in the rotating partitions claims read; one due
+later waits in ``ready_later`` until promotion (``ferry.drivers._postgres.ready``), so
+rotations never copy the runs sleeping for days. Far longer than a tending interval: a
+run is promoted long before it falls due."""
 
 
 def checked_schema(schema: str) -> str:
@@ -67,9 +73,11 @@ class Queries:
         return self._rendered[name]
 
     def render(self, sql: str) -> str:
-        """``sql`` with this schema's identifier and channels substituted."""
+        """``sql`` with this schema's identifier, its channels and the ready lookahead
+        substituted."""
         return (
             sql.replace("{schema}", f'"{self.schema}"')
             .replace("{outbox_channel}", f"'{self.outbox_channel}'")
             .replace("{channel}", f"'{self.channel}'")
+            .replace("{ready_lookahead_ms}", str(READY_LOOKAHEAD_MS))
         )

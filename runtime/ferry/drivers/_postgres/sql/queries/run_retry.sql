@@ -9,8 +9,13 @@ retried AS (
         cancel_requested_at_ms = NULL, updated_at_ms = $2
     FROM target
     WHERE j.id = target.id AND target.state IN ('dead', 'cancelled')
-    RETURNING j.queue
+    RETURNING j.id, j.priority, j.run_at_ms, j.queue, j.name, j.concurrency_key
 ),
+became_ready AS (
+    SELECT id, priority, run_at_ms, queue, name, concurrency_key, $2::bigint AS now_ms
+    FROM retried
+),
+{_ready},
 notified AS (
     SELECT pg_notify({channel}, queue) FROM retried
 )

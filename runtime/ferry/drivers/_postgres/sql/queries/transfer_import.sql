@@ -25,8 +25,15 @@ WITH inserted AS (
         progress_current, progress_total, created_at_ms, finished_at_ms
     )
     ON CONFLICT (idempotency_key) DO NOTHING
-    RETURNING id, idempotency_key, state, queue, run_at_ms
+    RETURNING id, idempotency_key, state, queue, run_at_ms, priority, name, concurrency_key
 ),
+-- A moved queued run is claimable here as it was there (_ready.sql); a dead one is not.
+became_ready AS (
+    SELECT id, priority, run_at_ms, queue, name, concurrency_key, $26::bigint AS now_ms
+    FROM inserted
+    WHERE state IN ('queued', 'sleeping')
+),
+{_ready},
 -- Runs whether or not the final SELECT reads it (a data-modifying WITH always completes).
 steps_written AS (
     INSERT INTO {schema}.steps (job_id, name, kind, result, started_at_ms, finished_at_ms, wake_at_ms)

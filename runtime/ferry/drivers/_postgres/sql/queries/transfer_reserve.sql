@@ -3,18 +3,27 @@
 -- queues (NULL: any), $5 also takes dead runs, $6 is now. Their steps are read after
 -- (step_load): a moving run records none, so the two reads cannot disagree.
 -- Taken in this order: runs an earlier drain left `moving` to the same store, then queued
--- runs in claim order, then dead ones. Each branch is its own ordered index scan
--- (jobs_moving, jobs_claim_order, jobs_dead_order) that stops after $3 rows; the lock is
--- taken on the outer scan, which re-checks the state on the row's newest version, so a run
--- a worker claimed (or another drain reserved) in between is skipped, never taken twice.
-WITH candidates AS (
+-- runs in claim order, then dead ones. Each branch is its own ordered index scan that stops
+-- after $3 rows: jobs_moving; the ready rows of every partition (ready_claim_order, the
+-- runs due later included), locked as a claim locks them so a claim and a drain never take
+-- the same row; jobs_dead_order. The runs are locked on the outer scan, which re-checks the
+-- state on the row's newest version, so a run a worker claimed (or another drain reserved)
+-- in between is skipped, never taken twice.
+WITH queued AS (
+    SELECT r.tableoid, r.ctid, r.id
+    FROM {schema}.ready AS r
+    JOIN {schema}.jobs AS j ON j.id = r.id AND j.state = 'queued' AND j.run_at_ms = r.run_at_ms
+    WHERE $4::text[] IS NULL OR r.queue = ANY ($4::text[])
+    ORDER BY r.priority DESC, r.run_at_ms, r.id
+    LIMIT $3
+    FOR UPDATE OF r SKIP LOCKED
+),
+candidates AS (
     (SELECT id, 0 AS rank FROM {schema}.jobs
      WHERE state = 'moving' AND moving_to = $2 AND locked_by <> $1
      ORDER BY moving_to, id LIMIT $3)
     UNION ALL
-    (SELECT id, 1 FROM {schema}.jobs
-     WHERE state = 'queued' AND ($4::text[] IS NULL OR queue = ANY ($4::text[]))
-     ORDER BY priority DESC, run_at_ms, id LIMIT $3)
+    SELECT id, 1 FROM queued
     UNION ALL
     (SELECT id, 2 FROM {schema}.jobs
      WHERE $5::boolean AND state = 'dead' AND ($4::text[] IS NULL OR queue = ANY ($4::text[]))
@@ -40,6 +49,14 @@ reserved AS (
     FROM picked
     WHERE j.id = picked.id
     RETURNING j.*
+),
+-- A reserved queued run leaves the ready set with it: a drain's next batch walks the ready
+-- rows in claim order again, and must not walk the ones it already took.
+unready AS (
+    DELETE FROM {schema}.ready AS r
+    WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM queued))
+      AND (r.tableoid, r.ctid) IN (
+          SELECT tableoid, ctid FROM queued WHERE id IN (SELECT id FROM reserved))
 )
 SELECT r.id::text, r.name, r.queue, r.payload::text, r.idempotency_key, r.moving_from,
        r.attempts, r.max_attempts, r.priority, r.run_at_ms, r.tenant, r.actor,
