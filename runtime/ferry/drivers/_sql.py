@@ -4,8 +4,8 @@ A driver's ``sql/queries`` folder holds one statement per ``<name>.sql`` file, c
 its name; ``sql/migrations`` holds the numbered migrations (``ferry.drivers._ledger``).
 A file named ``_<name>.sql`` is a *fragment*, not a statement: a part several statements
 share (the settle both round trips of the Postgres worker begin with), included where a
-statement or another fragment says ``{_<name>}``, without the fragment's leading comment
-(which documents the file, not the statement it lands in).
+statement says ``{_<name>}``, without the fragment's leading comment (which documents the
+file, not the statement it lands in).
 """
 
 from __future__ import annotations
@@ -26,18 +26,13 @@ def sql_files(package: str) -> Mapping[str, str]:
         if entry.name.endswith(".sql")
     }
     fragments = {name: _fragment_body(text) for name, text in files.items() if name[0] == "_"}
-    return {name: _included(text, fragments) for name, text in files.items() if name[0] != "_"}
-
-
-def _included(text: str, fragments: Mapping[str, str]) -> str:
-    """``text`` with every fragment it names included, and those the fragments name."""
-    while True:
-        included = text
-        for fragment, body in fragments.items():
-            included = included.replace(f"{{{fragment}}}", body)
-        if included == text:
-            return text
-        text = included
+    statements = {}
+    for name, text in files.items():
+        if name[0] != "_":
+            for fragment, body in fragments.items():
+                text = text.replace(f"{{{fragment}}}", body)
+            statements[name] = text
+    return statements
 
 
 def _fragment_body(text: str) -> str:

@@ -61,6 +61,12 @@ class _Fetches(Protocol):
     async def fetch(self, query: str, *args: object) -> Sequence[Row]: ...
 
 
+_STALE_REFILLS = 10
+"""Claims a round trip adds at most when the one before dropped stale ready rows (runs
+cancelled, reserved or re-timed since their row was written): a batch is filled past a
+run of them, and a set of nothing but stale rows still costs a bounded round trip."""
+
+
 class PostgresJobDriver(DerivedCalls):
     """Every stored thing of ferry in one PostgreSQL schema, over one pool."""
 
@@ -227,12 +233,12 @@ class PostgresJobDriver(DerivedCalls):
         landed, claimed, stale = await self._settle_and_claim(pool, batch, now, options)
         # A claim that dropped stale ready rows came back short without the queue being
         # empty: claim the rest at once rather than let the worker idle until its poll.
-        rounds = 0
-        while options is not None and stale and len(claimed) < options.limit and rounds < 10:
+        for _ in range(_STALE_REFILLS):
+            if options is None or not stale or len(claimed) >= options.limit:
+                break
             rest = replace(options, limit=options.limit - len(claimed))
             _, more, stale = await self._settle_and_claim(pool, "[]", now, rest)
             claimed += more
-            rounds += 1
         return (
             [
                 pk is not None and pk in landed and first

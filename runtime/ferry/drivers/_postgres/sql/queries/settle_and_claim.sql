@@ -33,17 +33,7 @@ claimed AS (
               j.tenant, j.actor, j.concurrency_key, j.run_at_ms, j.created_at_ms, j.priority,
               NULL::bigint AS rate_deferred_until_ms
 ),
--- Every picked row leaves the ready set: its run is leased above, or the lease's fence
--- found the run no longer claimable at that instant (the row was stale). Found by its
--- ctid (a TID scan of each partition; the partition tells two equal ctids apart), never by
--- a scan of the partitions.
-dropped AS (
-    DELETE FROM {schema}.ready AS r
-    WHERE r.part < 2
-      AND r.ctid = ANY (ARRAY(SELECT ctid FROM picked))
-      AND (r.tableoid, r.ctid) IN (SELECT tableoid, ctid FROM picked)
-    RETURNING r.id
-),
+{_dropped},
 slots_taken AS (
     SELECT NULL::text AS holder WHERE false  -- this claim takes no slot
 )

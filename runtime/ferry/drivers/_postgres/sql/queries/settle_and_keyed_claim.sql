@@ -107,8 +107,7 @@ claimed AS (
               NULL::bigint AS rate_deferred_until_ms
 ),
 -- A picked row leaves the ready set when its run is leased above or when it was stale; a
--- run left waiting for its key's slot keeps its row. Found by its ctid, as in
--- settle_and_claim.
+-- run left waiting for its key's slot keeps its row. Found by its ctid, as in _dropped.sql.
 dropped AS (
     DELETE FROM {schema}.ready AS r
     WHERE r.part < 2

@@ -50,15 +50,7 @@ claimed AS (
     UNION ALL
     SELECT * FROM rate_deferred
 ),
--- Every picked row leaves the ready set: its run is leased, deferred (ready again at its
--- new instant, above) or the row was stale. Found by its ctid, as in settle_and_claim.
-dropped AS (
-    DELETE FROM {schema}.ready AS r
-    WHERE r.part < 2
-      AND r.ctid = ANY (ARRAY(SELECT ctid FROM picked))
-      AND (r.tableoid, r.ctid) IN (SELECT tableoid, ctid FROM picked)
-    RETURNING r.id
-),
+{_dropped},
 slots_taken AS (
     SELECT NULL::text AS holder WHERE false  -- this claim takes no slot
 )
