@@ -38,6 +38,7 @@ async def test_prune_deletes_what_each_retention_lets_go_and_reports_it(
         "outbox": 0,
         "webhookAttempts": 0,
         "records": 0,
+        "rates": 0,
     }
     assert data["retentionMs"] == {
         "completed": 7 * _DAY_MS,
