@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -64,11 +65,15 @@ def load_app(spec: str | None) -> Api:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as missing:
-        raise FerryError(
-            "X_INVARIANT",
-            f"application module {module_name!r} could not be imported ({missing})",
-            "run from the directory that contains the package, or install it",
-        ) from None
+        if _is_the_app(missing, module_name):
+            raise FerryError(
+                "X_INVARIANT",
+                f"application module {module_name!r} could not be imported ({missing})",
+                "run from the directory that contains the package, or install it",
+            ) from None
+        raise _import_failed(module_name, missing) from missing
+    except Exception as error:  # a SyntaxError, a failing import, anything it raised
+        raise _import_failed(module_name, error) from error
     found = getattr(module, attribute or "api", None)
     if isinstance(found, Api):
         return found
@@ -79,6 +84,44 @@ def load_app(spec: str | None) -> Api:
             "point --app at the result of define_api(...), e.g. my_app:api",
         )
     return define_api(jobs=[module], tasks=[module])
+
+
+def _is_the_app(missing: ModuleNotFoundError, module_name: str) -> bool:
+    """Whether the module not found is the app itself (or a package it lives in), rather
+    than something the app imports."""
+    name = missing.name or ""
+    return module_name == name or module_name.startswith(f"{name}.")
+
+
+def _import_failed(module_name: str, error: BaseException) -> FerryError:
+    """``X_APP_IMPORT``: the app was found but raised while importing, with where and the
+    whole traceback (``detail``) — the real cause, not a hint about the working directory."""
+    where = _where(error)
+    missing = error.name if isinstance(error, ModuleNotFoundError) else None
+    fix = (
+        f"install the package {missing!r} the application imports, in this environment"
+        if missing
+        else f"fix the error{f' at {where}' if where else ''} (its traceback is printed above)"
+    )
+    return FerryError(
+        "X_APP_IMPORT",
+        f"application module {module_name!r} raised while it was imported: "
+        f"{type(error).__name__}: {error}" + (f" ({where})" if where else ""),
+        fix,
+        detail="".join(traceback.format_exception(error)),
+    )
+
+
+def _where(error: BaseException) -> str | None:
+    """``file:line`` of the failure: a syntax error's own position, else the innermost frame."""
+    if isinstance(error, SyntaxError) and error.filename:
+        return f"{error.filename}:{error.lineno}"
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not frame.filename.startswith("<frozen ") and frame.filename != __file__
+    ]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
 
 
 def _exports(sources: Iterable[ModuleType | object], kind: type[Any]) -> list[tuple[Any, str]]:

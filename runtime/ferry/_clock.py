@@ -74,6 +74,11 @@ class FrozenClock:
                 future.set_result(None)
         return self._now
 
+    def deadlines_ms(self) -> list[int]:
+        """Every instant a sleeper waits for, earliest first (cancelled sleepers excluded):
+        a test waits for the timer it means to fire before it advances the clock."""
+        return sorted(deadline for deadline, _, future in self._sleepers if not future.done())
+
     def next_deadline_ms(self) -> int | None:
         """The earliest instant a sleeper waits for, if any (cancelled sleepers excluded)."""
         while self._sleepers and self._sleepers[0][2].done():

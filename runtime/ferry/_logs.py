@@ -3,7 +3,9 @@
 Every ferry log line's message is an event name (``jobs.heartbeat.failed``,
 ``jobs.lease.lost``, ``jobs.worker.draining``, …) and its details ride in ``extra=``.
 ``--log-format json`` prints one JSON object a line for a log pipeline; ``text`` prints
-the same fields as ``key=value`` after the event.
+the same fields as ``key=value`` after the event, with control characters from data (a
+job name, an error message) written as escapes (``ferry._printable``): a log line read on
+a terminal cannot recolour it, plant a link or overwrite an earlier line.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import logging
 import sys
 from datetime import UTC, datetime
 from typing import Any, Literal
+
+from ferry._printable import printable
 
 LogFormat = Literal["text", "json"]
 LOG_FORMATS: tuple[LogFormat, ...] = ("text", "json")
@@ -50,11 +54,10 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)
-        fields = " ".join(f"{k}={v}" for k, v in record_fields(record).items())
-        if not fields:
-            return line
+        fields = " ".join(f"{k}={printable(str(v))}" for k, v in record_fields(record).items())
         head, newline, trace = line.partition("\n")
-        return f"{head} {fields}{newline}{trace}"
+        head, trace = printable(head), printable(trace, lines=True)
+        return f"{head} {fields}{newline}{trace}" if fields else f"{head}{newline}{trace}"
 
 
 def configure_logging(level: str = "INFO", log_format: LogFormat = "text") -> None:

@@ -32,6 +32,9 @@ CODES: Final[dict[str, str]] = {
     "X_JOB_FAILED": "the job body raised; the error message is the body's",
     "X_JOB_UNKNOWN": "a queued run names a job this process has not declared",
     "X_TASK_UNKNOWN": "a command named a task the application does not declare",
+    "X_APP_IMPORT": "the application module (--app) raised while it was being imported",
+    "X_SELECTION_CHANGED": "the runs a bulk action's filter matches changed since its preview",
+    "X_QUEUE_UNKNOWN": "a queue was paused that no run, pause or declared job has ever named",
     "X_CAP_REACHED": "a tenant, queue or total cap of the worker fleet was full; the run waits",
     "X_RATE_INVALID": "a RateLimit's limit, per or key is not one ferry can hold",
     "X_CONCURRENCY_BUSY": "a concurrency slot was busy and the job declared when_busy='fail'",
@@ -79,14 +82,18 @@ class FerryError(Exception):
     code: str
     message: str
     fix: str
+    detail: str | None
+    """What a person needs beyond the message, when there is more (the traceback of the
+    application's own import error); shown on stderr, never part of the envelope."""
 
-    def __init__(self, code: str, message: str, fix: str) -> None:
+    def __init__(self, code: str, message: str, fix: str, *, detail: str | None = None) -> None:
         if code not in CODES:
             raise ValueError(f"unknown ferry error code {code!r}")
         super().__init__(f"{code}: {message}\nfix: {fix}")
         self.code = code
         self.message = message
         self.fix = fix
+        self.detail = detail
 
     def to_dict(self) -> dict[str, str]:
         """The shape the CLI's ``--json`` envelope and the stored ``last_error`` use."""

@@ -4,13 +4,17 @@ served in-process or as a ``ferry admin`` process."""
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import signal
 from collections.abc import AsyncIterator
+from pathlib import Path
 from types import ModuleType
 
 import httpx
 import pytest
-from support.processes import Fleet, ferry_env, free_port
+from playwright.async_api import Browser, Page, async_playwright, expect
+from support.processes import REPO, Fleet, ferry_env, free_port
 from support.waiting import eventually
 
 from ferry._admin import Access, admin_app
@@ -61,3 +65,48 @@ async def served(
     yield base
     admin.send(signal.SIGTERM)
     await admin.wait()
+
+
+CHROMIUM = os.environ.get("FERRY_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """Headless Chromium; skipped only outside CI when it is not installed."""
+    if shutil.which(CHROMIUM) is None:
+        reason = f"chromium not found at {CHROMIUM}: run make test-assets"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    """Where screenshots go: ``docs/img`` when asked for, else the test's own folder."""
+    if os.environ.get("FERRY_DOCS_SCREENSHOTS") == "1":
+        return REPO / "docs" / "img"
+    return tmp_path
+
+
+async def sign_in(page: Page, base: str, token: str) -> None:
+    await page.goto(f"{base}/admin/jobs")
+    await expect(page.get_by_role("heading", name="Sign in to the jobs dashboard")).to_be_visible()
+    await page.get_by_label("Access token").fill(token)
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page.get_by_role("heading", name="Jobs", exact=True)).to_be_visible()

@@ -7,17 +7,12 @@ each page's screenshot is written to ``docs/img/`` (what ``docs/dashboard.md`` s
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
-from support.processes import REPO
+from playwright.async_api import Browser, expect
 
 from ferry import JobHandle
 from ferry._clock import FrozenClock
@@ -25,58 +20,14 @@ from ferry.drivers import PostgresJobDriver, postgres_job_driver
 from ferry.drivers.protocol import RunFilter
 from ferry.testing import Harness
 
-from .conftest import MANAGE_TOKEN, READ_TOKEN
-
-CHROMIUM = os.environ.get("FERRY_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """Headless Chromium; skipped only outside CI when it is not installed."""
-    if shutil.which(CHROMIUM) is None:
-        reason = f"chromium not found at {CHROMIUM}: run make test-assets"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
-
-
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    """Where screenshots go: ``docs/img`` when asked for, else the test's own folder."""
-    if os.environ.get("FERRY_DOCS_SCREENSHOTS") == "1":
-        return REPO / "docs" / "img"
-    return tmp_path
-
-
-async def _sign_in(page: Page, base: str, token: str) -> None:
-    await page.goto(f"{base}/admin/jobs")
-    await expect(page.get_by_role("heading", name="Sign in to the jobs dashboard")).to_be_visible()
-    await page.get_by_label("Access token").fill(token)
-    await page.get_by_role("button", name="Sign in").click()
-    await expect(page.get_by_role("heading", name="Jobs", exact=True)).to_be_visible()
+from .conftest import MANAGE_TOKEN, READ_TOKEN, sign_in
 
 
 async def test_an_operator_retries_a_dead_run_and_fires_a_task_now(
     browser: Browser, served: str, seeded: PostgresJobDriver, shots: Path
 ) -> None:
     page = await browser.new_page(viewport={"width": 1280, "height": 800})
-    await _sign_in(page, served, MANAGE_TOKEN)
+    await sign_in(page, served, MANAGE_TOKEN)
     queues = page.locator("#queues")
     await expect(queues).to_contain_text("later")
 
@@ -109,7 +60,7 @@ async def test_a_read_only_session_sees_the_pages_without_any_action(
     browser: Browser, served: str, seeded: PostgresJobDriver
 ) -> None:
     page = await browser.new_page()
-    await _sign_in(page, served, READ_TOKEN)
+    await sign_in(page, served, READ_TOKEN)
     await expect(page.locator("#queues")).to_contain_text("default")
     await expect(page.get_by_role("button", name="Pause", exact=True)).to_have_count(0)
     await page.get_by_role("link", name="Tasks").click()
@@ -148,7 +99,7 @@ async def test_an_operator_reads_the_hour_chart_pauses_refresh_and_retries_dead_
 ) -> None:
     await _seed_the_last_hour(postgres_dsn, pg_schema, cli_app.greet)
     page = await browser.new_page(viewport={"width": 1280, "height": 900})
-    await _sign_in(page, served, MANAGE_TOKEN)
+    await sign_in(page, served, MANAGE_TOKEN)
 
     mail = page.locator('#throughput figure[data-queue="mail"]')
     await expect(mail).to_be_visible()

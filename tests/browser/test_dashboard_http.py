@@ -179,6 +179,7 @@ async def test_the_runs_page_reads_one_index_page_with_100k_runs_in_the_table(
                 50,
                 False,
                 0,
+                *[None] * 8,  # the search words
             )
         )
     finally:

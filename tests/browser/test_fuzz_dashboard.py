@@ -34,10 +34,15 @@ query = st.dictionaries(
     st.sampled_from([*FILTER_WORDS, "refresh", "notice", "error"]) | words, words, max_size=4
 )
 form = st.dictionaries(st.sampled_from(["queue", "name", "run", "csrf"]) | words, words, max_size=3)
+bulk_words = st.dictionaries(
+    st.sampled_from([*FILTER_WORDS, "action", "selection", "csrf"]) | words, words, max_size=4
+)
 requests = st.one_of(
     st.tuples(
         st.just("GET"),
-        st.sampled_from(["/admin/jobs", "/admin/jobs/dead", "/admin/jobs/tasks"]),
+        st.sampled_from(
+            ["/admin/jobs", "/admin/jobs/dead", "/admin/jobs/tasks", "/admin/jobs/workers"]
+        ),
         query,
         st.just({}),
     ),
@@ -71,6 +76,15 @@ requests = st.one_of(
         form,
     ),
     st.tuples(st.just("POST"), st.just("/admin/jobs/dead/retry"), st.just({}), form),
+    st.tuples(st.just("GET"), st.just("/admin/jobs/bulk"), bulk_words, st.just({})),
+    st.tuples(
+        st.just("POST"),
+        (st.sampled_from(["retry", "cancel", "delete"]) | segment).map(
+            lambda a: f"/admin/jobs/bulk/{a}"
+        ),
+        st.just({}),
+        bulk_words,
+    ),
     st.tuples(st.just("POST"), st.just("/admin/login"), st.just({}), form),
 )
 SIGN_IN_ADDRESS = ("198.51.100.1", 5000)

@@ -24,6 +24,7 @@ from ferry.drivers.protocol import (
     PruneReport,
     QueueStats,
     QueueWake,
+    RecordWrite,
     Renewal,
     RenewalAnswer,
     RetentionPolicy,
@@ -91,7 +92,10 @@ class CoreOnlyDriver:
     async def settle_many(self, settles: Sequence[Settle]) -> list[bool]:
         return await self._inner.settle_many(settles)
 
-    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+    async def heartbeat_many(
+        self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]:
+        assert record is None, "a driver without the records capability is given no record"
         return await self._inner.heartbeat_many(renewals)
 
     async def settle_and_claim(

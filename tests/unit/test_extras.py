@@ -66,7 +66,9 @@ def _cli_refusal(args: list[str], blocked: list[str], **env: str) -> dict[str, s
         env=env,
     )
     assert done.returncode == 1, done.stderr
-    (finding,) = json.loads(done.stdout)["findings"]
+    # ``ferry mcp`` over stdio speaks JSON-RPC on stdout, so its envelope is on stderr.
+    speaks_on_stdout = args[0] == "mcp"
+    (finding,) = json.loads(done.stderr if speaks_on_stdout else done.stdout)["findings"]
     return dict(finding)
 
 

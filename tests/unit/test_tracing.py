@@ -6,12 +6,10 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 from pydantic import BaseModel
+from support.tracing import recording
 
 from ferry import Retry, job
 from ferry._jobs.execute import execute_job
@@ -23,16 +21,11 @@ _exporter = InMemorySpanExporter()
 
 @pytest.fixture(scope="module", autouse=True)
 def _sdk() -> Iterator[None]:
-    """An SDK provider recording spans in memory (the API alone records nothing). The
-    provider is global and set once per process, so afterwards its exporter is stopped:
-    it then keeps no span of the tests that run later (a worker test counting the memory
-    kept per run would count them)."""
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(_exporter))
-    trace.set_tracer_provider(provider)
-    yield
-    _exporter.shutdown()
-    _exporter.clear()
+    """An SDK provider recording spans in memory (the API alone records nothing); its
+    exporter stops when the module ends, so it keeps no span of the tests that run later
+    (a worker test counting the memory kept per run would count them)."""
+    with recording(_exporter):
+        yield
 
 
 @pytest.fixture(autouse=True)

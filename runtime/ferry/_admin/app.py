@@ -30,11 +30,16 @@ from ferry._admin.banners import error_key, error_text, notice_text
 from ferry._admin.charts import format_ms, read_charts
 from ferry._admin.sessions import Sessions
 from ferry._bounds import run_id as parse_run_id
+from ferry._operations import bulk
 from ferry._operations.access import SESSION_COOKIE, SESSION_MAX_AGE_S, Access, Grant
+from ferry._operations.envelope import iso_instant
 from ferry._operations.filters import FILTER_WORDS, MAX_PAGE, instant
 from ferry._operations.queues import queue_overview
+from ferry._operations.runs import WAITING_STATES
 from ferry._operations.throttle import TokenThrottle
+from ferry._printable import printable
 from ferry._storable import quoted
+from ferry._tracecontext import trace_id_of
 from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
 from ferry.errors import FerryError
@@ -51,6 +56,14 @@ DEAD_PAGE = 100
 REFRESH_S = 10
 """How often the jobs and dead-letter pages reload themselves unless paused."""
 _REFRESH_SCRIPT = resources.files("ferry._admin").joinpath("static/refresh.js").read_bytes()
+_TIMES_SCRIPT = resources.files("ferry._admin").joinpath("static/times.js").read_bytes()
+VIEW_TABS = (
+    ("scheduled", "Scheduled"),
+    ("retrying", "Retrying"),
+    ("sleeping", "Sleeping"),
+    ("dead", "Dead"),
+)
+"""The run list's tabs (``ferry._operations.filters`` says what each view holds)."""
 _SECURITY_HEADERS = {
     # One script, our own (the refresh pause); inline styles only (the timeline's widths).
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; "
@@ -93,6 +106,10 @@ def admin_app(
             Route(f"{PREFIX}/login", pages.login, methods=["GET", "POST"]),
             Route(f"{PREFIX}/logout", pages.logout, methods=["POST"]),
             Route(f"{PREFIX}/static/refresh.js", pages.refresh_script),
+            Route(f"{PREFIX}/static/times.js", pages.times_script),
+            Route(f"{PREFIX}/jobs/workers", read(pages.workers)),
+            Route(f"{PREFIX}/jobs/bulk", manage(pages.bulk_preview)),
+            Route(f"{PREFIX}/jobs/bulk/{{action}}", manage(pages.bulk_apply), methods=["POST"]),
             Route(f"{PREFIX}/jobs", read(pages.jobs)),
             Route(f"{PREFIX}/jobs/dead", read(pages.dead)),
             Route(f"{PREFIX}/jobs/dead/retry", manage(pages.dead_retry), methods=["POST"]),
@@ -123,6 +140,8 @@ class _Pages:
             autoescape=select_autoescape(default=True),
         )
         self.templates.filters["instant"] = instant
+        self.templates.filters["iso"] = iso_instant
+        self.templates.filters["printable"] = lambda text: printable(text, lines=True)
         self.templates.filters["duration"] = format_ms
         self.templates.filters["pretty_json"] = lambda v: json.dumps(
             v, indent=2, ensure_ascii=False, default=str
@@ -223,10 +242,12 @@ class _Pages:
         return _secured(response)
 
     async def refresh_script(self, request: Request) -> Response:
-        """The auto-refresh pause button's script (the dashboard's only script)."""
-        response = Response(_REFRESH_SCRIPT, media_type="text/javascript")
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        return response
+        """The auto-refresh pause button's script."""
+        return _script(_REFRESH_SCRIPT)
+
+    async def times_script(self, request: Request) -> Response:
+        """The script that shows instants in the browser's own zone."""
+        return _script(_TIMES_SCRIPT)
 
     # -- pages -------------------------------------------------------------------------
 
@@ -236,6 +257,12 @@ class _Pages:
         words = {word: request.query_params.get(word) for word in FILTER_WORDS}
         driver = self.d.driver
         queues = await queue_overview(driver)
+        chosen = {k: v for k, v in words.items() if v and k not in ("before", "limit")}
+        tabs = {
+            view: urlencode({**{k: v for k, v in chosen.items() if k != "view"}, "view": view})
+            for view, _ in VIEW_TABS
+        }
+        tabs[""] = urlencode({k: v for k, v in chosen.items() if k != "view"})
         return self._page(
             request,
             grant,
@@ -244,8 +271,24 @@ class _Pages:
             queues=queues,
             charts=await read_charts(driver, [q.queue for q in queues]),
             states=JOB_STATES,
+            views=VIEW_TABS,
+            tab_query=tabs,
+            filtered=bool(chosen),
+            bulk_query=urlencode(chosen),
+            waiting=WAITING_STATES,
             refresh=True,
             **await self._runs(words),
+        )
+
+    async def workers(self, request: Request, grant: Grant) -> Response:
+        """Every live worker process: what it serves, its last heartbeat, the runs it holds."""
+        return self._page(
+            request,
+            grant,
+            "workers.html",
+            title="Workers",
+            refresh=True,
+            workers=await operations.list_workers(self.d.driver),
         )
 
     async def dead(self, request: Request, grant: Grant) -> Response:
@@ -281,7 +324,12 @@ class _Pages:
         if page.next_before_id is not None:
             kept = {k: v for k, v in words.items() if v and k != "before"}
             older = urlencode({**kept, "before": page.next_before_id})
-        return {"runs": page.runs, "words": _shown(words), "older": older}
+        return {
+            "runs": page.runs,
+            "words": _shown(words),
+            "older": older,
+            "searched_below": page.searched_below_id,
+        }
 
     async def run(self, request: Request, grant: Grant) -> Response:
         """One run: input, state, attempts, steps timeline, error, lease."""
@@ -296,6 +344,8 @@ class _Pages:
             )
         run_id = detail.summary.id
         shown, truncated = _bounded_json(detail.payload, SHOWN_INPUT_CHARS)
+        timeline = _timeline(detail)
+        progress = detail.progress
         return self._page(
             request,
             grant,
@@ -303,7 +353,12 @@ class _Pages:
             title=f"Run {run_id}",
             run=detail,
             s=detail.summary,
-            timeline=_timeline(detail),
+            timeline=timeline,
+            span_ms=_span_ms(detail),
+            progress_pct=min(max(progress.current * 100 / progress.total, 0), 100)
+            if progress is not None and progress.total > 0
+            else 0,
+            trace_id=trace_id_of(detail.traceparent),
             waiting=operations.waiting_for(detail),
             input_text=shown,
             input_truncated=truncated,
@@ -374,6 +429,53 @@ class _Pages:
         if refused:
             return _back(back, error="dead-retry-partial")
         return _back(back, notice="dead-retried")
+
+    async def bulk_preview(self, request: Request, grant: Grant) -> Response:
+        """How many runs a bulk action would change under the filter, and the form that
+        confirms exactly them (a malformed filter: 400 naming the word)."""
+        params = request.query_params
+        words = {word: params.get(word) for word in FILTER_WORDS}
+        try:
+            action = bulk.bulk_action(params.get("action") or "")
+            selection = await bulk.preview(self.d.driver, action, words)
+        except FerryError as refused:
+            return self._plain(400, f"{refused.code}: {refused.message}")
+        chosen = [(k, v) for k, v in words.items() if v and k not in ("before", "limit")]
+        return self._page(
+            request,
+            grant,
+            "bulk.html",
+            title="Bulk action",
+            selection=selection,
+            verb=action,
+            done=bulk.DONE[action],
+            applies=", ".join(sorted(bulk.APPLIES[action])),
+            sample=bulk.SAMPLE,
+            shown_words=chosen,
+            hidden_words=chosen,
+            back_query=urlencode(chosen),
+        )
+
+    async def bulk_apply(self, request: Request, grant: Grant) -> Response:
+        """Act on exactly the runs the preview showed (CSRF-checked like every POST), then
+        back to the list with a banner; a selection that changed meanwhile changes nothing
+        and shows the new preview."""
+        form = await request.form()
+        words = {word: _text(form.get(word)) for word in FILTER_WORDS}
+        chosen = {k: v for k, v in words.items() if v and k not in ("before", "limit")}
+        try:
+            action = bulk.bulk_action(request.path_params["action"])
+            done = await bulk.apply(
+                self.d.driver, action, words, _text(form.get("selection")) or ""
+            )
+        except FerryError as refused:
+            if refused.code == "X_SELECTION_CHANGED":
+                again = urlencode({**chosen, "action": request.path_params["action"]})
+                return _back(f"{PREFIX}/jobs/bulk?{again}", error=refused.code)
+            return self._plain(400, f"{refused.code}: {refused.message}")
+        logger.info("admin.bulk.done", extra={"action": action, **done.data})
+        listed = f"{PREFIX}/jobs" + (f"?{urlencode(chosen)}" if chosen else "")
+        return _back(listed, notice=done.notice)
 
     async def queue_action(self, request: Request, grant: Grant) -> Response:
         """Pause or resume the queue named in the form."""
@@ -485,6 +587,7 @@ class TimelineBar:
 
     name: str
     kind: str
+    started_at_ms: int
     offset_pct: float
     width_pct: float
     took_ms: int
@@ -502,6 +605,7 @@ def _timeline(run: RunDetail) -> list[TimelineBar]:
         TimelineBar(
             name=step.name,
             kind=step.kind,
+            started_at_ms=step.started_at_ms,
             offset_pct=round((step.started_at_ms - start) * 100 / span, 2),
             width_pct=max(round((step.finished_at_ms - step.started_at_ms) * 100 / span, 2), 0.5),
             took_ms=step.finished_at_ms - step.started_at_ms,
@@ -510,6 +614,24 @@ def _timeline(run: RunDetail) -> list[TimelineBar]:
         )
         for step in run.steps
     ]
+
+
+def _span_ms(run: RunDetail) -> int:
+    """From the first step's start to the last one's end (0 without steps)."""
+    if not run.steps:
+        return 0
+    return max(s.finished_at_ms for s in run.steps) - min(s.started_at_ms for s in run.steps)
+
+
+def _text(value: object) -> str | None:
+    """A form field's text (an upload or a missing field: None)."""
+    return value if isinstance(value, str) else None
+
+
+def _script(body: bytes) -> Response:
+    response = Response(body, media_type="text/javascript")
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 def _client(request: Request) -> str:
@@ -534,7 +656,8 @@ def _bounded_json(value: Any, limit: int) -> tuple[str, bool]:
 
 def _back(path: str, *, notice: str | None = None, error: str | None = None) -> Response:
     query = urlencode({k: v for k, v in (("notice", notice), ("error", error)) if v})
-    return _secured(RedirectResponse(f"{path}?{query}" if query else path, status_code=303))
+    joint = "&" if "?" in path else "?"
+    return _secured(RedirectResponse(f"{path}{joint}{query}" if query else path, status_code=303))
 
 
 def _secured(response: Response) -> Response:

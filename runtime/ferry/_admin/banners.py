@@ -27,6 +27,13 @@ NOTICES: dict[str, str] = {
     "task-resumed": "The task is resumed.",
     "dead-retried": "The selected runs are queued again.",
     "dead-none-selected": "No run was selected.",
+    "bulk-retried": "The selected runs are queued again.",
+    "bulk-cancelled": "The selected runs are cancelled (running ones are asked to stop).",
+    "bulk-deleted": "The selected runs are deleted.",
+    "bulk-partial": (
+        "Done, but some selected runs were skipped: their state changed meanwhile, or they "
+        "are gone."
+    ),
 }
 
 ERRORS: dict[str, str] = {
@@ -37,6 +44,10 @@ ERRORS: dict[str, str] = {
     "X_RUN_NOT_FOUND": "X_RUN_NOT_FOUND: no run has that id (it may have been pruned).",
     "X_TASK_UNKNOWN": "X_TASK_UNKNOWN: the application declares no task of that name.",
     "action-refused": "The action was refused; the CLI's `--json` output names the reason.",
+    "X_SELECTION_CHANGED": (
+        "X_SELECTION_CHANGED: the runs this filter selects changed since the preview, so "
+        "nothing was done. This is the new selection: confirm it, or go back."
+    ),
     "dead-retry-partial": (
         "X_RUN_STATE: some selected runs were not retried: they were no longer dead (retried "
         "or pruned meanwhile)."

@@ -2,6 +2,10 @@
 
 Each command group lives in its own module with a ``register(subparsers)`` that adds its
 parsers and binds a handler ``async (args) -> Outcome``; this module only dispatches.
+stdout carries the result alone (the envelope, or the table); refusals, logs and a failed
+application import's traceback go to stderr. A command that speaks a protocol on stdout
+(``ferry mcp`` over stdio) has even its envelope written to stderr, so a refusal at its
+start reaches the client as a clean exit, never as a line it cannot parse.
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ from ferry._cli import (
     scheduler_command,
     tasks_commands,
     worker_command,
+    workers_command,
 )
 from ferry._cli.database import configured_dsn
 from ferry._cli.termination import record_refusal
+from ferry._identity import ferry_version
 from ferry._logs import configure_logging
 from ferry._operations.envelope import Outcome
 from ferry.drivers._url import connection_refusal
@@ -45,6 +51,7 @@ _GROUPS = (
     tasks_commands,
     relay_command,
     queues_commands,
+    workers_command,
     doctor_command,
     admin_command,
     mcp_command,
@@ -80,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ferry", description="Durable background work for Python on PostgreSQL (or SQLite)."
     )
+    parser.add_argument("--version", action="version", version=f"ferry {ferry_version()}")
     parser.add_argument("--json", action="store_true", help="print the JSON envelope (anywhere)")
     parser.add_argument("--log-level", default="INFO", help="logging level (INFO, DEBUG, …)")
     subparsers = parser.add_subparsers(dest="command", required=True)
@@ -104,9 +112,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # --log-format json reconfigures this when it starts.
     configure_logging(args.log_level, "text")
     command = " ".join(args.command_path)
+    owns_stdout = getattr(args, "speaks_on_stdout", lambda _: False)(args)
+    out = sys.stderr if owns_stdout else sys.stdout
     try:
         outcome: Outcome = event_loop.run(lambda: args.handler(args))
     except FerryError as refused:
+        if refused.detail:
+            sys.stderr.write(refused.detail)
         outcome = Outcome.refused(command, refused)
     except KeyboardInterrupt:
         sys.stderr.write(f"ferry {command}: interrupted\n")
@@ -121,4 +133,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome = Outcome.refused(command, refusal)
     if args.command_path[0] in {"run", *roles.ROLES}:
         record_refusal(outcome)
-    return outcome.emit(as_json=as_json)
+    return outcome.emit(as_json=as_json, out=out)

@@ -3,7 +3,10 @@
 On ``--db``/``DATABASE_URL`` when one is given — ``sqlite:///jobs.db`` runs everything on a
 SQLite file with no server at all — otherwise on the embedded PostgreSQL under
 ``.ferry/pgdata``. Meant for a laptop, so without a token it makes one up and prints it;
-``--insecure-dev`` drops the token altogether.
+``--insecure-dev`` drops the token altogether. It prints the ``DATABASE_URL`` (and
+``FERRY_SCHEMA``) the other commands reach its database with — for the embedded server,
+a socket path nobody should have to work out — and logs a line when each run starts and
+when it settles (``RunLog``).
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import shlex
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 from ferry._app import load_app
 from ferry._cli.admin_command import dashboard_options
-from ferry._cli.database import add_database_options
+from ferry._cli.database import add_database_options, configured_dsn
 from ferry._cli.lifecycle import run_role
 from ferry._cli.numbers import seconds, whole
 from ferry._cli.process_options import add_log_options
@@ -27,6 +32,8 @@ from ferry._operations.access import Access
 from ferry._operations.envelope import Outcome
 from ferry._scheduler import Scheduler
 from ferry._worker import job_worker
+from ferry._worker.run_log import RunLog
+from ferry.drivers._urls import redacted
 from ferry.drivers.protocol import JobDriver
 
 
@@ -69,6 +76,7 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
             concurrency=args.concurrency,
             lease_ms=int(args.lease_seconds * 1000),
             drain_seconds=args.drain_seconds,
+            observer=RunLog(),
         )
         dashboard = AsgiRole(
             admin_app(driver, access=access, tasks=list(api.tasks.values())),
@@ -86,7 +94,7 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
         url = f"http://{args.host}:{args.port}/admin/jobs"
         sys.stderr.write(
             f"ferry dev: {len(api.jobs)} job(s), {len(api.tasks)} task(s) on "
-            f"{driver.where}\ndashboard: {url}"
+            f"{driver.where}\n{reach_it(args)}\ndashboard: {url}"
             + (f"  (token: {token})" if token and not args.insecure_dev else "  (no token)")
             + "\n"
         )
@@ -94,3 +102,14 @@ async def run_dev(args: argparse.Namespace) -> Outcome:
 
     await run_role(args, process="dev", build=build, embedded=True)
     return Outcome("dev", "ferry dev stopped")
+
+
+def reach_it(args: argparse.Namespace) -> str:
+    """The environment other ``ferry`` commands reach this database with, ready to paste
+    (a password shown as ``***``; the embedded server's URL has none)."""
+    dsn = configured_dsn(args) or ""
+    shown = redacted(dsn) if urlsplit(dsn).password else dsn
+    exports = f"export DATABASE_URL={shlex.quote(shown)}"
+    if args.schema != "ferry" and not dsn.startswith("sqlite:"):
+        exports += f" FERRY_SCHEMA={shlex.quote(args.schema)}"
+    return f"database: {exports}  (then `ferry jobs ls` and the rest reach it)"

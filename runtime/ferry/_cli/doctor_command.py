@@ -15,7 +15,7 @@ from typing import Any
 
 from ferry._cli.database import add_database_options, driver_for, open_driver
 from ferry._cli.numbers import whole
-from ferry._cli.tables import table
+from ferry._cli.tables import rendering, state_style, table
 from ferry._clock import SystemClock
 from ferry._operations.envelope import Outcome
 from ferry._operations.filters import instant
@@ -64,10 +64,13 @@ async def run_doctor(args: argparse.Namespace) -> Outcome:
     if await _schema_checks(args, checks, failed):
         await _runtime_checks(args, checks, failed)
     ok = not findings
-    text = table(
-        None,
-        ["check", "", "detail"],
-        [(c.name, "ok" if c.ok else "FAIL", c.detail) for c in checks],
+    text = rendering(
+        table(
+            None,
+            ["check", "", "detail"],
+            [(c.name, "ok" if c.ok else "FAIL", c.detail) for c in checks],
+            styles={"": state_style},
+        )
     )
     return Outcome(
         "doctor",

@@ -14,7 +14,7 @@ from typing import Any
 
 from ferry._cli.database import configured_dsn
 from ferry._cli.numbers import whole
-from ferry._cli.tables import table
+from ferry._cli.tables import rendering, table
 from ferry._identity import new_worker_id
 from ferry._move import COLLISIONS_LISTED, MoveReport, move_runs
 from ferry._names import check_name
@@ -232,27 +232,25 @@ def _outcome(
         if left["moving"]
         else []
     )
-    text = "\n".join(
-        [
-            summary,
-            table(
-                None,
-                ["", "reserved", "imported", "present", "collisions", "removed", "ms"],
-                [
-                    (
-                        "total",
-                        total.reserved,
-                        total.imported,
-                        total.present,
-                        total.collisions,
-                        total.removed,
-                        total.ms,
-                    )
-                ],
-            ),
-            "left on the source: " + ", ".join(f"{n:,} {state}" for state, n in left.items()),
-            *still_moving,
-        ]
+    text = rendering(
+        summary,
+        table(
+            None,
+            ["", "reserved", "imported", "present", "collisions", "removed", "ms"],
+            [
+                (
+                    "total",
+                    total.reserved,
+                    total.imported,
+                    total.present,
+                    total.collisions,
+                    total.removed,
+                    total.ms,
+                )
+            ],
+        ),
+        "left on the source: " + ", ".join(f"{n:,} {state}" for state, n in left.items()),
+        *still_moving,
     )
     return Outcome(
         "jobs drain",

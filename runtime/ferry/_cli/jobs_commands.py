@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -12,12 +13,23 @@ from ferry._bounds import INT32_MAX, INT32_MIN
 from ferry._cli import drain_command
 from ferry._cli.database import add_database_options, open_driver
 from ferry._cli.numbers import whole
-from ferry._cli.tables import fields, table
+from ferry._cli.tables import (
+    code_style,
+    fields,
+    render_parts,
+    rendering,
+    state_style,
+    table,
+)
 from ferry._jobs.facade import set_job_driver
-from ferry._operations.envelope import Outcome
-from ferry._operations.filters import FILTER_WORDS, instant
+from ferry._operations import bulk
+from ferry._operations.envelope import Outcome, Terminal
+from ferry._operations.filters import FILTER_WORDS, VIEWS, instant
 from ferry._operations.preview import DEFAULT_PREVIEW_CHARS, json_text, preview_json
+from ferry._operations.runs import WAITING_STATES
+from ferry._tracecontext import trace_id_of
 from ferry.drivers.protocol import JOB_STATES, JobDriver, RunDetail
+from ferry.errors import FerryError
 
 Command = Callable[[argparse.Namespace, JobDriver], Awaitable[Outcome]]
 
@@ -27,13 +39,8 @@ def register(subparsers: Any) -> None:
     jobs = subparsers.add_parser("jobs", help="inspect and act on runs")
     commands = jobs.add_subparsers(dest="jobs_command", required=True)
 
-    ls = commands.add_parser("ls", help="list runs, newest first (filters and pages in SQL)")
-    ls.add_argument("--queue", default=None)
-    ls.add_argument("--job", default=None, help="the job name")
-    ls.add_argument("--state", default=None, help=f"one of {', '.join(JOB_STATES)}")
-    ls.add_argument("--tenant", default=None)
-    ls.add_argument("--since", default=None, help='created after: "1h" ago or an ISO instant')
-    ls.add_argument("--until", default=None, help='created before: "10m" ago or an ISO instant')
+    ls = commands.add_parser("ls", help="list and search runs, newest first (paged by id)")
+    add_filter_options(ls)
     ls.add_argument("--limit", default=None, help="page size (default 50, at most 500)")
     ls.add_argument("--before", default=None, help="page on: runs older than this id")
     bind_driver_command(ls, ["jobs", "ls"], list_runs)
@@ -71,10 +78,50 @@ def register(subparsers: Any) -> None:
     bind_driver_command(enqueue, ["jobs", "enqueue"], enqueue_run)
 
     stats = commands.add_parser("stats", help="per queue: depth, states, throughput")
-    stats.add_argument("--window", default="5m", help="throughput window (default 5m)")
+    stats.add_argument("--window", default="5m", help="throughput window, 1ms to 366d (default 5m)")
     bind_driver_command(stats, ["jobs", "stats"], queue_stats)
 
+    many = commands.add_parser(
+        "bulk", help="retry, cancel or delete every run a filter matches (previewed first)"
+    )
+    many.add_argument("action", help=f"one of {', '.join(bulk.BULK_ACTIONS)}")
+    add_filter_options(many)
+    many.add_argument(
+        "--dry-run", action="store_true", help="show how many runs it would change, and stop"
+    )
+    many.add_argument("--yes", action="store_true", help="do it without asking")
+    many.add_argument(
+        "--selection",
+        default=None,
+        help="do it only if the filter still selects exactly the runs a --dry-run showed",
+    )
+    bind_driver_command(many, ["jobs", "bulk"], bulk_runs)
+
     drain_command.register(commands)
+
+
+def add_filter_options(parser: argparse.ArgumentParser) -> None:
+    """The filter words every run listing and bulk action takes."""
+    parser.add_argument("--queue", default=None)
+    parser.add_argument("--job", default=None, help="the job name")
+    parser.add_argument("--state", default=None, help=f"one of {', '.join(JOB_STATES)}")
+    parser.add_argument("--view", default=None, help=f"one of {', '.join(VIEWS)}")
+    parser.add_argument("--tenant", default=None)
+    parser.add_argument("--since", default=None, help='created after: "1h" ago or an ISO instant')
+    parser.add_argument("--until", default=None, help='created before: "10m" ago or an ISO instant')
+    parser.add_argument("--key", default=None, help="idempotency keys starting with this")
+    parser.add_argument(
+        "--error-code", dest="error_code", default=None, help="last error with this X_* code"
+    )
+    parser.add_argument(
+        "--error-text",
+        dest="error_text",
+        default=None,
+        help="last error message containing this (ASCII letters in either case)",
+    )
+    parser.add_argument(
+        "--input", default=None, help='inputs containing this JSON, e.g. \'{"org_id": "42"}\''
+    )
 
 
 def bind_driver_command(parser: argparse.ArgumentParser, path: list[str], command: Command) -> None:
@@ -91,12 +138,18 @@ def bind_driver_command(parser: argparse.ArgumentParser, path: list[str], comman
     parser.set_defaults(handler=handler, command_path=path)
 
 
+def filter_words(args: argparse.Namespace) -> dict[str, str | None]:
+    """The filter words the command line was given (the paging ones where the command has
+    them)."""
+    return {word: getattr(args, word, None) for word in FILTER_WORDS}
+
+
 async def list_runs(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """One page of runs under the filters, newest first."""
-    page = await operations.list_runs(driver, {word: getattr(args, word) for word in FILTER_WORDS})
-    text = table(
+    page = await operations.list_runs(driver, filter_words(args))
+    grid = table(
         None,
-        ["id", "job", "queue", "state", "attempts", "tenant", "created", "last error"],
+        ["id", "job", "queue", "state", "attempts", "tenant", "created", "run at", "last error"],
         [
             (
                 r.id,
@@ -106,14 +159,15 @@ async def list_runs(args: argparse.Namespace, driver: JobDriver) -> Outcome:
                 f"{r.attempts}/{r.max_attempts}",
                 r.tenant,
                 instant(r.created_at_ms),
+                instant(r.run_at_ms) if r.state in WAITING_STATES else None,
                 r.last_error.code if r.last_error else None,
             )
             for r in page.runs
         ],
+        styles={"state": state_style, "last error": code_style},
     )
-    if page.next_before_id is not None:
-        text += f"\nolder: ferry jobs ls --before {page.next_before_id}"
-    return Outcome("jobs ls", f"{len(page.runs)} run(s)", page.to_json(), text=text)
+    older = [f"older: ferry jobs ls --before {page.next_before_id}"] if page.next_before_id else []
+    return Outcome("jobs ls", page.summary, page.to_json(), text=rendering(grid, *older))
 
 
 async def show_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
@@ -123,11 +177,11 @@ async def show_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
         "jobs show",
         operations.run_headline(run),
         operations.run_json(run),
-        text=_detail_text(run, full=args.full),
+        text=lambda terminal: _detail_text(run, full=args.full, terminal=terminal),
     )
 
 
-def _detail_text(run: RunDetail, *, full: bool) -> str:
+def _detail_text(run: RunDetail, *, full: bool, terminal: Terminal) -> str:
     """The run as a person reads it, in time linear in its size: each stored value is a
     bounded preview, or, with ``--full``, printed whole below the tables."""
     s = run.summary
@@ -169,6 +223,7 @@ def _detail_text(run: RunDetail, *, full: bool) -> str:
             ("run at", instant(s.run_at_ms)),
             ("updated", instant(s.updated_at_ms)),
             ("finished", instant(run.finished_at_ms) if run.finished_at_ms else None),
+            ("trace", trace_id_of(run.traceparent)),
         ],
     )
     steps = table(
@@ -187,7 +242,14 @@ def _detail_text(run: RunDetail, *, full: bool) -> str:
             for step in run.steps
         ],
     )
-    return "\n".join([overview, steps, *(f"{label}:\n{json_text(v)}" for label, v in whole)])
+    wholes = [f"{label}:\n{json_text(value)}" for label, value in whole]
+    failures = [
+        f"failed attempt {f.attempt if f.attempt is not None else '(cut)'}"
+        f"{f' · {f.code}' if f.code else ''}{f' · {instant(f.at_ms)}' if f.at_ms else ''}:\n"
+        f"{f.traceback.rstrip()}"
+        for f in run.failures
+    ]
+    return render_parts([overview, steps, *failures, *wholes], terminal)
 
 
 async def enqueue_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:
@@ -221,7 +283,7 @@ async def queue_stats(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Depth, state counts and throughput per queue."""
     window_ms = operations.stats_window_ms(args.window)
     queues = await operations.queue_stats(driver, window_ms)
-    text = table(
+    grid = table(
         None,
         ["queue", "paused", "depth", *JOB_STATES, f"done/{args.window}", "per min"],
         [
@@ -238,7 +300,42 @@ async def queue_stats(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     )
     return Outcome(
         "jobs stats",
-        f"{len(queues)} queue(s)",
+        operations.stats_summary(queues),
         operations.stats_json(window_ms, queues),
-        text=text,
+        text=rendering(grid),
     )
+
+
+async def bulk_runs(args: argparse.Namespace, driver: JobDriver) -> Outcome:
+    """Preview a bulk action; unless ``--dry-run``, confirm it (``--yes``, ``--selection``
+    or a question at a terminal) and act on exactly the previewed runs."""
+    action = bulk.bulk_action(args.action)
+    command = f"jobs bulk {action}"
+    words = filter_words(args)
+    selection = await bulk.preview(driver, action, words)
+    if args.dry_run:
+        shown = table(None, ["runs", "selection", "first ids"], [
+            (len(selection.ids), selection.token, ", ".join(selection.ids[:10]) or "-")
+        ])  # fmt: skip
+        return Outcome(command, selection.summary, selection.to_json(), text=rendering(shown))
+    token = args.selection or selection.token
+    asked = args.yes or args.selection or not selection.ids  # nothing to confirm: 0 runs
+    if not asked and not _confirmed(selection):
+        raise FerryError(
+            "X_INVARIANT",
+            f"a bulk {action} of {len(selection.ids)} run(s) was not confirmed",
+            "answer y at the question, pass --yes, or pass --selection <token> from a "
+            "--dry-run (the only ways outside a terminal)",
+        )
+    done = await bulk.apply(driver, action, words, token)
+    return Outcome(command, done.summary, done.data)
+
+
+def _confirmed(selection: bulk.Selection) -> bool:
+    """Ask at the terminal (stdin and stderr both one): the question on stderr, so stdout
+    carries only the result."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return False
+    sys.stderr.write(f"{selection.summary}. Go ahead? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")

@@ -48,12 +48,15 @@ def register(subparsers: Any) -> None:
         "--token-manage", default=None, help="job:manage token ($FERRY_ADMIN_TOKEN_MANAGE)"
     )
     trust_proxy_option(mcp)
-    mcp.set_defaults(handler=run_mcp, command_path=["mcp"])
+    mcp.set_defaults(
+        handler=run_mcp,
+        command_path=["mcp"],
+        speaks_on_stdout=lambda args: args.transport == "stdio",
+    )
 
 
 async def run_mcp(args: argparse.Namespace) -> Outcome:
     """Serve the tools until the client hangs up (stdio) or SIGTERM/SIGINT (HTTP)."""
-    access = Access.from_options(args.token_read, args.token_manage, insecure_dev=False)
     stdio_token = os.environ.get("FERRY_MCP_TOKEN")
     if args.transport == "stdio" and not stdio_token:
         raise FerryError(
@@ -63,6 +66,7 @@ async def run_mcp(args: argparse.Namespace) -> Outcome:
             'set "FERRY_MCP_TOKEN" in the MCP client\'s "env" for this server to a job:read '
             "or job:manage token",
         )
+    access = Access.from_options(args.token_read, args.token_manage, insecure_dev=False)
     # Imported here: every other command starts without the MCP SDK (about 0.8 s), and a
     # core install without ferry[mcp] is refused by name.
     require_extra("mcp", feature="`ferry mcp` (the admin tools for an MCP client)")

@@ -9,7 +9,7 @@ from typing import Any
 
 from ferry._cli.database import add_database_options, open_driver
 from ferry._cli.retention_options import add_retention_options, retention_from
-from ferry._cli.tables import table
+from ferry._cli.tables import rendering, table
 from ferry._operations.envelope import Outcome, camel_keys
 
 _KINDS = {
@@ -50,7 +50,7 @@ async def run_prune(args: argparse.Namespace) -> Outcome:
         "prune",
         f"pruned {sum(pruned.values())} row(s) from schema {args.schema!r}",
         camel_keys({"pruned": pruned, "retention_ms": retention, "batch": policy.batch}),
-        text=table(None, ["deleted", "rows", "ended more than"], rows),
+        text=rendering(table(None, ["deleted", "rows", "ended more than"], rows)),
     )
 
 

@@ -17,6 +17,11 @@ def register(subparsers: Any) -> None:
     commands = queues.add_subparsers(dest="queues_command", required=True)
     pause = commands.add_parser("pause", help="stop claims from a queue (enqueue still works)")
     pause.add_argument("queue")
+    pause.add_argument(
+        "--create",
+        action="store_true",
+        help="pause it even though no run has been on it yet (refused otherwise: a typo)",
+    )
     bind_driver_command(pause, ["queues", "pause"], pause_queue)
     resume = commands.add_parser("resume", help="let claims from a queue proceed again")
     resume.add_argument("queue")
@@ -25,7 +30,7 @@ def register(subparsers: Any) -> None:
 
 async def pause_queue(args: argparse.Namespace, driver: JobDriver) -> Outcome:
     """Stop claims from the queue."""
-    done = await operations.set_queue_paused(driver, args.queue, paused=True)
+    done = await operations.set_queue_paused(driver, args.queue, paused=True, create=args.create)
     return Outcome("queues pause", done.summary, done.data)
 
 

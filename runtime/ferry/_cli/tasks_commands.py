@@ -9,6 +9,7 @@ import ferry._operations as operations
 from ferry._app import load_app
 from ferry._cli.database import add_database_options, open_driver
 from ferry._cli.numbers import whole
+from ferry._cli.tables import fields, rendering, table
 from ferry._jobs.facade import set_job_driver
 from ferry._operations.envelope import Outcome
 from ferry.tasks._declaration import MAX_OCCURRENCES, TaskHandle
@@ -50,15 +51,22 @@ def _task_options(parser: argparse.ArgumentParser) -> None:
 
 async def list_tasks(args: argparse.Namespace) -> Outcome:
     rows = await _statuses(args, None, next_count=None)
-    table = _table([[_cell(row[column]) for column in _COLUMNS] for row in rows])
-    return Outcome(" ".join(args.command_path), f"{len(rows)} task(s)", rows, text=table)
+    grid = table(None, _COLUMNS, [[_cell(row[column]) for column in _COLUMNS] for row in rows])
+    return Outcome(" ".join(args.command_path), f"{len(rows)} task(s)", rows, text=rendering(grid))
 
 
 async def show_task(args: argparse.Namespace) -> Outcome:
     (row,) = await _statuses(args, args.name, next_count=args.count)
-    lines = [f"{key}: {_cell(value)}" for key, value in row.items() if key != "nextOccurrences"]
-    lines += [f"  {occurrence['at']}" for occurrence in row["nextOccurrences"]]
-    return Outcome(" ".join(args.command_path), f"task {row['name']}", row, text="\n".join(lines))
+    shown = fields(
+        f"task {row['name']}",
+        [(key, _cell(value)) for key, value in row.items() if key != "nextOccurrences"],
+    )
+    upcoming = table(
+        "next occurrences", ["at", "ms"], [(o["at"], o["ms"]) for o in row["nextOccurrences"]]
+    )
+    return Outcome(
+        " ".join(args.command_path), f"task {row['name']}", row, text=rendering(shown, upcoming)
+    )
 
 
 async def pause_task(args: argparse.Namespace) -> Outcome:
@@ -124,13 +132,3 @@ def _cell(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(str(item) for item in value)
     return str(value)
-
-
-def _table(rows: list[list[str]]) -> str:
-    """Left-aligned columns under an upper-case header."""
-    header = [column.upper() for column in _COLUMNS]
-    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-        for line in (header, *rows)
-    )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import traceback
 from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any, Protocol, cast
@@ -43,6 +44,7 @@ from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._payload import to_json
 from ferry._storable import storable_message
 from ferry.drivers.capabilities import INTROSPECT, SLOTS, offered
+from ferry.drivers.failures import failure_record
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimedJob,
@@ -495,10 +497,12 @@ class Execution:
         return await self._failed(
             definition,
             parsed,
-            FerryError(
+            cause=error,
+            error=FerryError(
                 "X_JOB_FAILED",
                 f'job "{definition.name}" raised {type(error).__name__}: {error}',
-                "see the traceback in the worker log; the run retries while attempts remain",
+                "see its traceback with `ferry jobs show` (or in the worker log); the run "
+                "retries while attempts remain",
             ),
         )
 
@@ -525,15 +529,27 @@ class Execution:
         return await self._failed(definition, parsed, reason)
 
     async def _failed(
-        self, definition: JobDefinition[Any, Any], parsed: Any, error: FerryError
+        self,
+        definition: JobDefinition[Any, Any],
+        parsed: Any,
+        error: FerryError,
+        cause: BaseException | None = None,
     ) -> ExecutionReport:
+        """The attempt failed with ``error`` (which wraps ``cause``, the body's own
+        exception, when there is one): retry or dead, its failure record kept."""
         claimed = self.claimed
+        failure = failure_record(
+            attempt=claimed.attempt,
+            code=error.code,
+            at_ms=self.clock.now_ms(),
+            traceback=_traceback_of(cause or error),
+        )
         if claimed.attempt >= claimed.max_attempts or isinstance(error, NoRetry):
             logger.error(
                 "jobs.run.dead",
                 extra={"job_id": claimed.id, "job": claimed.name, "code": error.code},
             )
-            report = await self._nack("dead", error)
+            report = await self._nack("dead", error, failure=failure)
             await self._settled(definition, report, parsed, None)
             return report
         delay = (
@@ -551,13 +567,15 @@ class Execution:
                 "delay_ms": delay,
             },
         )
-        return await self._nack("retry", error, self.clock.now_ms() + delay)
+        return await self._nack("retry", error, self.clock.now_ms() + delay, failure=failure)
 
     async def _nack(
         self,
         outcome: NackOutcome,
         error: FerryError | None,
         run_at_ms: int | None = None,
+        *,
+        failure: str | None = None,
     ) -> ExecutionReport:
         return await self._settle(
             NackOptions(
@@ -569,6 +587,7 @@ class Execution:
                 if error is not None
                 else None,
                 progress=self.progress,
+                failure=failure,
             ),
             REPORTED[outcome],
             error,
@@ -812,3 +831,11 @@ def unenforceable(job_names: list[str], driver_name: str) -> FerryError:
         "use a driver that offers slots (postgres, sqlite, redis, memory), or remove "
         "concurrency= from those jobs",
     )
+
+
+def _traceback_of(error: BaseException) -> str:
+    """What a failure record keeps of ``error``: its whole traceback (the chain included),
+    or, for a refusal that was never raised (a timeout read off the signal), its words."""
+    if error.__traceback__ is None and isinstance(error, FerryError):
+        return f"{error.code}: {error.message}"
+    return "".join(traceback.format_exception(error))

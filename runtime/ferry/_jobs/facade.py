@@ -24,6 +24,7 @@ from ferry._jobs.definition import JobDefinition
 from ferry._names import check_name
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, to_json_text
 from ferry._storable import checked_key, quoted
+from ferry._tracecontext import current_traceparent
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, JobDriver
 from ferry.errors import FerryError
 
@@ -173,6 +174,7 @@ def build_request(
         if priority is None
         else checked_priority(priority, field="enqueue priority"),
         connection=connection if connection is not None else _connection.get(),
+        traceparent=current_traceparent(),
     )
 
 

@@ -17,6 +17,9 @@ A worker holding 200 runs sends one ``heartbeat_many`` every interval, not 200 t
 so the last heartbeat lands before the run's settle. A renewal statement the keeper gave
 up waiting for is still answered: its late failure is logged (``jobs.heartbeat.failed``),
 never left to asyncio.
+
+With ``keep_presence`` the keeper also beats while nothing is held: each interval's
+statement carries the worker's presence record (``ferry._fleet``), whatever it renews.
 """
 
 from __future__ import annotations
@@ -24,11 +27,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Protocol
 
 from ferry._aio import first_of, supervise
 from ferry._clock import Clock
-from ferry.drivers.protocol import HeartbeatOptions, JobDriver, Progress, RenewalAnswer
+from ferry.drivers.protocol import (
+    HeartbeatOptions,
+    JobDriver,
+    Progress,
+    RecordWrite,
+    RenewalAnswer,
+)
+
+Presence = Callable[[Sequence[str]], RecordWrite]
+"""The worker's presence record, given the ids of the runs a beat renews."""
 
 logger = logging.getLogger("ferry.jobs")
 
@@ -96,11 +109,23 @@ class LeaseKeeper:
         self._clock = clock
         self._held: dict[HeldLease, None] = {}
         self._loop: asyncio.Task[None] | None = None
+        self._presence: Presence | None = None
+        self._idle_beat: asyncio.Future[list[RenewalAnswer]] | None = None
+        """The presence-only beat in flight, if any."""
+        self._beat_waiting = False
+        """A presence-only beat fell due while one was in flight: it goes out next."""
 
     @property
     def held(self) -> int:
         """How many leases are renewed or watched."""
         return len(self._held)
+
+    def keep_presence(self, presence: Presence) -> None:
+        """Beat every interval from now until closed, held runs or not, each beat carrying
+        ``presence(ids of the runs it renews)``."""
+        self._presence = presence
+        if self._loop is None:
+            self._start(self._run(self._clock.now_ms(), at_once=True))
 
     def hold(self, holder: LeaseHolder) -> HeldLease:
         """Renew ``holder``'s lease from the next interval on, until dropped or lost."""
@@ -110,14 +135,19 @@ class LeaseKeeper:
         if self._loop is None:
             # The first round is due an interval after this hold, however late the loop's
             # task gets to run (the clock may have moved by then).
-            self._loop = asyncio.create_task(self._run(now), name="ferry-heartbeat")
-            supervise(
-                self._loop,
-                logger=logger,
-                event="jobs.heartbeat.failed",
-                fields={"worker_id": self._worker_id},
-            )
+            self._start(self._run(now))
         return held
+
+    def _start(self, renewals: Coroutine[None, None, None]) -> None:
+        """Run the renewal loop, its failure logged as the spec's event, never left to
+        asyncio."""
+        self._loop = asyncio.create_task(renewals, name="ferry-heartbeat")
+        supervise(
+            self._loop,
+            logger=logger,
+            event="jobs.heartbeat.failed",
+            fields={"worker_id": self._worker_id},
+        )
 
     async def stop_renewing(self, held: HeldLease) -> None:
         """The body ended and the run's settle goes out next: renew ``held`` no more, but
@@ -136,7 +166,12 @@ class LeaseKeeper:
         self._held.pop(held, None)
 
     async def close(self) -> None:
-        """Stop renewing anything."""
+        """Stop renewing anything (and beating at all)."""
+        self._presence = None
+        beat, self._idle_beat = self._idle_beat, None
+        if beat is not None:  # answered before close returns: a departure comes after it
+            beat.cancel()
+            await asyncio.gather(beat, return_exceptions=True)
         loop, self._loop = self._loop, None
         if loop is not None:
             loop.cancel()
@@ -144,18 +179,24 @@ class LeaseKeeper:
                 await loop
         self._held.clear()
 
-    async def _run(self, started_ms: int) -> None:
+    async def _run(self, started_ms: int, *, at_once: bool = False) -> None:
         """Renew every interval from ``started_ms`` while anything is held; with nothing
-        held, end (the next ``hold`` starts a new loop), so an idle worker keeps no timer."""
+        held, end (the next ``hold`` starts a new loop), so an idle worker keeps no timer —
+        unless it keeps its presence, which it writes at once and then every interval, held
+        runs or not."""
         due_ms = started_ms + self._interval_ms
         try:
-            while self._held:
+            if at_once:
+                self._present()
+            while self._held or self._presence is not None:
                 await self._clock.sleep_ms(due_ms - self._clock.now_ms())
                 try:
                     self._lapse_settling()
                     renewable = [h for h in self._held if not h.settling]
                     if renewable:
                         await self._round(renewable)
+                    else:
+                        self._present()
                 except Exception:
                     # A report that raised must not end the renewals of every other run.
                     logger.exception("jobs.heartbeat.failed", extra={"worker_id": self._worker_id})
@@ -164,6 +205,34 @@ class LeaseKeeper:
             if self._loop is asyncio.current_task():
                 self._loop = None
 
+    def _present(self) -> None:
+        """A beat with nothing to renew: the presence alone, sent without waiting for it (a
+        stalled database must not hold back the renewal of a run claimed meanwhile), one at
+        a time: a beat due while the last is unanswered goes out when that one answers (at
+        most one waits). A failure is logged; the next interval writes the presence again,
+        well within its expiry."""
+        if self._presence is None:
+            return
+        if self._idle_beat is not None and not self._idle_beat.done():
+            self._beat_waiting = True
+            return
+        beat = asyncio.ensure_future(self._driver.heartbeat_many([], record=self._presence(())))
+        beat.add_done_callback(self._presence_answered)
+        self._idle_beat = beat
+
+    def _presence_answered(self, beat: asyncio.Future[list[RenewalAnswer]]) -> None:
+        if beat.cancelled():
+            return
+        error = beat.exception()
+        if error is not None:
+            logger.warning(
+                "jobs.worker.presence-failed",
+                extra={"worker_id": self._worker_id, "error": f"{type(error).__name__}: {error}"},
+            )
+        if self._beat_waiting:
+            self._beat_waiting = False
+            self._present()
+
     async def _round(self, batch: list[HeldLease]) -> None:
         """One renewal of every lease in ``batch``; reports each run's verdict."""
         now = self._clock.now_ms()
@@ -171,7 +240,12 @@ class LeaseKeeper:
             (h.holder.job_id, HeartbeatOptions(self._worker_id, self._lease_ms, h.holder.progress))
             for h in batch
         ]
-        beat = asyncio.ensure_future(self._driver.heartbeat_many(renewals))
+        record = (
+            self._presence([job_id for job_id, _ in renewals])
+            if self._presence is not None
+            else None
+        )
+        beat = asyncio.ensure_future(self._driver.heartbeat_many(renewals, record=record))
         for held in batch:
             held.renewing = beat
         waiting = batch

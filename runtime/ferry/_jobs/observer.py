@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from ferry.drivers.protocol import NackOutcome
+from ferry.drivers.protocol import ClaimedJob, NackOutcome
 
 ExecutionOutcome = Literal[
     "completed",  # acked
@@ -49,7 +49,11 @@ class ExecutionReport:
 
 
 class ExecutionObserver:
-    """Hooks ``execute_job`` calls; every one is a no-op until overridden."""
+    """Hooks ``execute_job`` calls (and the worker, as it starts an attempt); every one is
+    a no-op until overridden."""
+
+    def execution_started(self, claimed: ClaimedJob) -> None:
+        """A claimed attempt is starting (the worker calls it as it spawns the attempt)."""
 
     def step_executed(self, job_name: str, job_id: str, step_name: str) -> None:
         """A step's function actually ran (a replay from storage is not reported)."""

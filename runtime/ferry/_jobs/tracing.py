@@ -1,5 +1,10 @@
 """OpenTelemetry tracing: one span per execution, ``jobs.job.<name>``.
 
+The span continues the trace the run was enqueued under (its stored ``traceparent``,
+``ferry._tracecontext``) and links to the enqueuing span, as OpenTelemetry's messaging
+conventions have a consumer's process span do (``messaging.*`` attributes included); a
+run enqueued outside any span starts a trace of its own.
+
 Only ``opentelemetry-api`` is required (``ferry[otel]``): until an application installs a
 ``TracerProvider`` no span is opened at all (even a no-op span costs a context switch per
 run on the hot path). Without the API installed there is no provider to install, so there
@@ -10,12 +15,12 @@ runs, so the body's own spans (HTTP calls, queries) become its children.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ferry._jobs.observer import ExecutionOutcome, ExecutionReport
+from ferry._tracecontext import context_of, tracing
 from ferry.drivers.protocol import ClaimedJob
 
 try:
@@ -26,10 +31,9 @@ except ModuleNotFoundError:  # no ferry[otel]: tracing() is False for good
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
+__all__ = ["TRACER_NAME", "execution_span", "producer_span", "tracing"]
+
 TRACER_NAME = "ferry"
-_PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
-"""A provider named in the environment is loaded by the first get_tracer_provider()."""
-_UNKNOWN = object()
 _TRACER = trace.get_tracer(TRACER_NAME) if trace is not None else None
 """A proxy: it follows whatever provider the application installs, before or after this."""
 
@@ -38,19 +42,15 @@ _FAILED: frozenset[ExecutionOutcome] = frozenset({"retried", "dead", "lease-lost
 fence refused its writes — a superseded attempt never claims it completed)."""
 
 
-def tracing() -> bool:
-    """Whether a provider that records spans is installed (checked per run: an application
-    may install one after the worker started)."""
-    # Until a provider is set, the API's get_tracer_provider() looks the environment up on
-    # every call — more than the rest of a no-op run's bookkeeping costs. Its module global
-    # answers the common case first (an API without that global takes the slow path).
-    if trace is None:
-        return False
-    if getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None and not _PROVIDER_FROM_ENV:
-        return False
-    # The providers in place while no SDK is installed: every span would be dropped.
-    not_recording = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
-    return not isinstance(trace.get_tracer_provider(), not_recording)
+@contextmanager
+def producer_span(name: str, attributes: dict[str, str | int]) -> Iterator[None]:
+    """A span the runs enqueued inside it are traced under (a scheduler tick's enqueue):
+    nothing at all unless ``tracing()``."""
+    if _TRACER is None or not tracing():
+        yield
+        return
+    with _TRACER.start_as_current_span(name, kind=trace.SpanKind.PRODUCER, attributes=attributes):
+        yield
 
 
 @contextmanager
@@ -58,14 +58,26 @@ def execution_span(claimed: ClaimedJob) -> Iterator[Callable[[ExecutionReport], 
     """Open the attempt's span; the yielded function records how the attempt ended (only
     called once ``tracing()`` said a provider records)."""
     assert _TRACER is not None
+    enqueued = context_of(claimed.traceparent)
+    links = (
+        [trace.Link(trace.get_current_span(enqueued).get_span_context())]
+        if enqueued is not None
+        else []
+    )
     with _TRACER.start_as_current_span(
         f"jobs.job.{claimed.name}",
+        context=enqueued,
         kind=trace.SpanKind.CONSUMER,
+        links=links,
         attributes={
             "job.id": claimed.id,
             "job.name": claimed.name,
             "job.attempt": claimed.attempt,
             "job.queue": claimed.queue,
+            "messaging.system": "ferry",
+            "messaging.operation.type": "process",
+            "messaging.destination.name": claimed.queue,
+            "messaging.message.id": claimed.id,
         },
     ) as span:
         try:

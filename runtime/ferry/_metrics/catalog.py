@@ -6,12 +6,13 @@ serves one registry and a test can build as many workers as it likes without nam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from ferry._jobs.observer import ExecutionObserver, ExecutionReport
 from ferry._metrics.queue_catalog import QueueMetrics
+from ferry.drivers.protocol import ClaimedJob
 
 _DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
 _CLAIM_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
@@ -80,6 +81,15 @@ class WorkerMetrics:
             registry=registry,
         )
         self.queues = QueueMetrics(registry)
+        self.workers = Gauge(
+            "job_workers",
+            "Live worker processes claiming from each queue, fleet-wide, sampled from the "
+            "registry (every worker reports the same value: aggregate with max).",
+            ["queue"],
+            registry=registry,
+        )
+        self._worker_queues: set[str] = set()
+        """Every queue the live-workers gauge has reported."""
         self.wake_healthy = Gauge(
             "job_wake_listener_healthy",
             "1 while the push channel waking idle workers (LISTEN, pub/sub) is up, else 0.",
@@ -101,6 +111,13 @@ class WorkerMetrics:
         """Report the wake listener's health, read at scrape time."""
         self.wake_healthy.set_function(lambda: 1.0 if healthy() else 0.0)
 
+    def record_workers(self, per_queue: Mapping[str, int]) -> None:
+        """Set the live-workers gauge from one reading of the fleet registry (a queue no
+        live worker serves any more reads 0, not its last value)."""
+        self._worker_queues.update(per_queue)
+        for queue in self._worker_queues:
+            self.workers.labels(queue=queue).set(per_queue.get(queue, 0))
+
     def observer(self, then: ExecutionObserver) -> ExecutionObserver:
         """An execution observer that counts into these metrics, then calls ``then``."""
         return _MetricsObserver(self, then)
@@ -112,6 +129,9 @@ class _MetricsObserver(ExecutionObserver):
     def __init__(self, metrics: WorkerMetrics, then: ExecutionObserver) -> None:
         self._metrics = metrics
         self._then = then
+
+    def execution_started(self, claimed: ClaimedJob) -> None:
+        self._then.execution_started(claimed)
 
     def step_executed(self, job_name: str, job_id: str, step_name: str) -> None:
         self._metrics.step_executions.labels(job=job_name).inc()

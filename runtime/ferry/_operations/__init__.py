@@ -1,6 +1,6 @@
 """The operations layer: what the CLI, the dashboard and the MCP server share.
 
-Every operator read and action is written once here (``runs``, ``queues``,
+Every operator read and action is written once here (``runs``, ``queues``, ``workers``,
 ``schedules``), with the filter words operators type (``filters``), the JSON envelope
 every ``--json`` answer and MCP tool result carries (``envelope``), the bounded previews
 of stored values (``preview``) and the tokens that say who may read or act (``access``).
@@ -18,6 +18,7 @@ from ferry._operations.queues import (
     queue_stats,
     set_queue_paused,
     stats_json,
+    stats_summary,
     stats_window_ms,
 )
 from ferry._operations.runs import (
@@ -37,6 +38,7 @@ from ferry._operations.schedules import (
     task_status,
     task_statuses,
 )
+from ferry._operations.workers import list_workers, workers_json, workers_summary
 
 __all__ = [
     "DEFAULT_WINDOW_MS",
@@ -51,6 +53,7 @@ __all__ = [
     "find_task",
     "input_of",
     "list_runs",
+    "list_workers",
     "queue_overview",
     "queue_stats",
     "retry_run",
@@ -61,8 +64,11 @@ __all__ = [
     "set_task_paused",
     "show_run",
     "stats_json",
+    "stats_summary",
     "stats_window_ms",
     "task_status",
     "task_statuses",
     "waiting_for",
+    "workers_json",
+    "workers_summary",
 ]

@@ -1,13 +1,21 @@
 """Run filters and instants as operators type and read them, in the CLI and the dashboard.
 
-Both surfaces hand the same words (``queue``, ``job``, ``state``, ``tenant``, ``since``,
-``until``, ``before``, ``limit``) to ``run_filter``, so a filter means one thing everywhere
-and every refusal names the word that was wrong.
+Every surface hands the same words (``FILTER_WORDS``: ``queue``, ``job``, ``state``,
+``view``, ``tenant``, ``since``, ``until``, ``key``, ``error_code``, ``error_text``, ``input``,
+``before``, ``limit``) to ``run_filter``, so a filter means one thing everywhere and every
+refusal names the word that was wrong (``X_INVARIANT``).
+
+A *view* is a named filter over states and instants, what the dashboard's tabs show:
+``scheduled`` (queued, never failed, due later), ``retrying`` (queued after a failed
+attempt: its ``run_at`` is when the next attempt is due), ``sleeping`` (parked by
+``step.sleep`` or waiting on children), ``dead``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from ferry._bounds import bounded_int, int_text, run_id
@@ -20,8 +28,25 @@ MAX_PAGE = 500
 """The most runs one page may ask for; a page is one bounded query, never the table."""
 
 _LIMIT_FIX = f"ask for a page of 1 to {MAX_PAGE} runs, and page on with before"
-FILTER_WORDS = ("queue", "job", "state", "tenant", "since", "until", "before", "limit")
-_NAME_WORDS = ("queue", "job", "tenant")
+FILTER_WORDS = (
+    "queue",
+    "job",
+    "state",
+    "view",
+    "tenant",
+    "since",
+    "until",
+    "key",
+    "error_code",
+    "error_text",
+    "input",
+    "before",
+    "limit",
+)
+_NAME_WORDS = ("queue", "job", "tenant", "key", "error_code", "error_text")
+VIEWS = ("scheduled", "retrying", "sleeping", "dead")
+MAX_SEARCH_CHARS = 1_000
+"""The longest text, key prefix or input pattern a search takes."""
 
 
 def run_filter(
@@ -41,7 +66,16 @@ def run_filter(
     before = given.get("before")
     if before is not None:
         before = run_id(before, field="before")
-    return RunFilter(
+    for word in ("key", "error_code", "error_text", "input"):
+        text = given.get(word)
+        if text is not None and len(text) > MAX_SEARCH_CHARS:
+            raise FerryError(
+                "X_INVARIANT",
+                f"{word} is {len(text):,} characters long; a search takes at most "
+                f"{MAX_SEARCH_CHARS:,}",
+                f"shorten the {word}",
+            )
+    wanted = RunFilter(
         queue=given.get("queue"),
         name=given.get("job"),
         state=state,
@@ -50,7 +84,57 @@ def run_filter(
         created_before_ms=instant_ms(given.get("until"), now_ms=now_ms, what="until"),
         limit=page_size(given.get("limit"), default_limit),
         before_id=before,
+        key_prefix=given.get("key"),
+        error_code=given.get("error_code"),
+        error_text=given.get("error_text"),
+        input_contains=json_pattern(given.get("input")),
     )
+    return with_view(wanted, given.get("view"), now_ms=now_ms)
+
+
+def with_view(wanted: RunFilter, view: str | None, *, now_ms: int) -> RunFilter:
+    """``wanted`` narrowed to ``view`` (see the module's docstring); a view that
+    contradicts the state asked for is refused."""
+    if view is None:
+        return wanted
+    if view not in VIEWS:
+        raise FerryError(
+            "X_INVARIANT",
+            f"view {view[:40]!r} is not a view",
+            f"use one of: {', '.join(VIEWS)}",
+        )
+    narrowed = {
+        "scheduled": replace(wanted, state="queued", has_error=False, due_after_ms=now_ms),
+        "retrying": replace(wanted, state="queued", has_error=True),
+        "sleeping": replace(wanted, state="sleeping"),
+        "dead": replace(wanted, state="dead"),
+    }[view]
+    if wanted.state is not None and wanted.state != narrowed.state:
+        raise FerryError(
+            "X_INVARIANT",
+            f"view {view} lists {narrowed.state} runs, and state asks for {wanted.state} ones",
+            "drop the state, or the view",
+        )
+    return narrowed
+
+
+def json_pattern(text: str | None) -> str | None:
+    """An input search's pattern as compact JSON text; ``X_INVARIANT`` for text that is
+    not JSON."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        raise FerryError(
+            "X_INVARIANT",
+            f"input {quoted(text, limit=60)} is not JSON",
+            'write the input pattern as JSON, e.g. {"org_id": "42"}: runs whose input '
+            "contains it are listed",
+        ) from None
+    pattern = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    storable_text(pattern, what="input")
+    return pattern
 
 
 def storable_text(text: str | None, *, what: str) -> None:

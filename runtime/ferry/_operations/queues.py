@@ -89,14 +89,35 @@ async def queue_stats(driver: JobDriver, window_ms: int) -> list[QueueOverview]:
     return await queue_overview(driver, window_ms=window_ms)
 
 
+def stats_summary(queues: Sequence[QueueOverview]) -> str:
+    """``jobs stats``' summary line."""
+    return f"{len(queues)} queue(s)"
+
+
 def stats_json(window_ms: int, queues: Sequence[QueueOverview]) -> dict[str, Any]:
     """``ferry jobs stats --json``'s data."""
     return {"windowMs": window_ms, "queues": [q.to_json() for q in queues]}
 
 
-async def set_queue_paused(driver: JobDriver, queue: str, *, paused: bool) -> Action:
-    """Pause (stop claims) or resume one queue; a name no queue can have is refused first."""
+async def set_queue_paused(
+    driver: JobDriver, queue: str, *, paused: bool, create: bool = False
+) -> Action:
+    """Pause (stop claims) or resume one queue; a name no queue can have is refused first.
+
+    Pausing a queue no run has ever named, and no pause either, is refused unless
+    ``create`` says it is meant (``X_QUEUE_UNKNOWN``): a typo would otherwise pause a queue
+    nothing uses and leave the real one running, with a phantom queue on every page."""
     check_name(queue, what="queue")
+    if paused and not create:
+        known = {s.queue for s in await driver.stats()}
+        if queue not in known:
+            raise FerryError(
+                "X_QUEUE_UNKNOWN",
+                f'no run has ever been on queue "{queue[:80]}", so pausing it would create it '
+                f"(the queues there are: {', '.join(sorted(known)[:20]) or 'none'})",
+                "check the name with `ferry jobs stats`; to pause a queue before its first "
+                "run, pass --create",
+            )
     if paused:
         await introspection(driver).pause_queue(queue)
         summary = f'queue "{queue}" is paused: its runs stay queued until it is resumed'

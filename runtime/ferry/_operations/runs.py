@@ -11,7 +11,17 @@ from ferry._operations.envelope import Action, camel_keys
 from ferry._operations.filters import instant, run_filter
 from ferry.drivers._refusals import run_not_found
 from ferry.drivers.capabilities import INTROSPECT, need
-from ferry.drivers.protocol import JobDriver, JobIntrospection, RunDetail, RunFilter, RunSummary
+from ferry.drivers.protocol import (
+    JobDriver,
+    JobIntrospection,
+    JobState,
+    RunDetail,
+    RunFilter,
+    RunSummary,
+)
+
+WAITING_STATES: tuple[JobState, ...] = ("queued", "sleeping")
+"""The states whose ``run_at`` says when the run is next due: every listing shows it."""
 
 
 def introspection(driver: JobDriver) -> JobIntrospection:
@@ -21,17 +31,37 @@ def introspection(driver: JobDriver) -> JobIntrospection:
     )
 
 
+SEARCH_WINDOW = 100_000
+"""How many run ids one page of a search reads at most: a search of error text or input
+has no index to walk, so each page reads the ids below its ``before`` down to this many
+fewer, whatever it finds — bounded time at any table size, continued by ``nextBeforeId``."""
+
+
 @dataclass(frozen=True, slots=True)
 class RunsPage:
     """One page of runs under a filter, newest first."""
 
     filter: RunFilter
     runs: Sequence[RunSummary]
+    searched_below_id: str | None = None
+    """For a search page that did not fill: the lowest id its window read (the next page
+    reads below it)."""
+
+    @property
+    def summary(self) -> str:
+        """The envelope's summary line."""
+        shown = f"{len(self.runs)} run(s)"
+        if self.searched_below_id is not None and len(self.runs) < self.filter.limit:
+            shown += f" among the runs from id {self.searched_below_id} on (page on for older)"
+        return shown
 
     @property
     def next_before_id(self) -> str | None:
-        """The ``before`` that pages on, when this page is full."""
-        return self.runs[-1].id if len(self.runs) == self.filter.limit and self.runs else None
+        """The ``before`` that pages on: after the last run of a full page, or below the
+        window a search read; None when nothing older is left to read."""
+        if len(self.runs) == self.filter.limit and self.runs:
+            return self.runs[-1].id
+        return self.searched_below_id
 
     def to_json(self) -> dict[str, Any]:
         """``{"runs": [...], "nextBeforeId": ...}``: ``ferry jobs ls --json``'s data."""
@@ -40,9 +70,42 @@ class RunsPage:
 
 
 async def list_runs(driver: JobDriver, words: Mapping[str, str | None]) -> RunsPage:
-    """One page of runs under the operator's filter words (see ``run_filter``)."""
+    """One page of runs under the operator's filter words (see ``run_filter``).
+
+    A completed run is listed without an error: its last failed attempt's error is history
+    (``jobs show`` keeps it), not what the run is now."""
     wanted = run_filter(words, now_ms=driver.clock.now_ms())
-    return RunsPage(wanted, await introspection(driver).list_runs(wanted))
+    introspect = introspection(driver)
+    floor = await _search_floor(introspect, wanted)
+    if floor is not None:
+        wanted = replace(wanted, after_id=str(floor - 1) if floor > 1 else None)
+    runs = await introspect.list_runs(wanted)
+    return RunsPage(
+        wanted,
+        [replace(r, last_error=None) if r.state == "completed" else r for r in runs],
+        searched_below_id=str(floor) if floor is not None and floor > 1 else None,
+    )
+
+
+def is_search(wanted: RunFilter) -> bool:
+    """Whether the filter has a word no index serves (error text, input): its pages read
+    bounded windows of ids."""
+    return wanted.error_text is not None or wanted.input_contains is not None
+
+
+async def _search_floor(introspect: JobIntrospection, wanted: RunFilter) -> int | None:
+    """The lowest id a search page reads (``SEARCH_WINDOW`` below its ``before``, or below
+    the newest run); None when the filter is no search, or no run is there to read."""
+    if not is_search(wanted):
+        return None
+    if wanted.before_id is not None:
+        top = int(wanted.before_id)
+    else:
+        newest = await introspect.list_runs(RunFilter(limit=1))
+        if not newest:
+            return None
+        top = int(newest[0].id) + 1
+    return max(top - SEARCH_WINDOW, 1)
 
 
 async def show_run(driver: JobDriver, id: str | int) -> RunDetail:

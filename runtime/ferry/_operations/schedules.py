@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from ferry._bounds import bounded_int
 from ferry._names import check_name
-from ferry._operations.envelope import Action
+from ferry._operations.envelope import Action, iso_instant
 from ferry._scheduler.store import SchedulerStore, TaskTick
 from ferry.drivers.protocol import JobDriver
 from ferry.errors import FerryError
@@ -42,6 +42,7 @@ def task_status(
         "lastMs": last_ms,
         "last": render_instant(last_ms, task.zone) if last_ms is not None else None,
         "lastFiredAtMs": tick.last_fired_at_ms if tick is not None else None,
+        "lastFiredAt": iso_instant(tick.last_fired_at_ms) if tick is not None else None,
         "paused": paused,
     }
     if next_count is not None:

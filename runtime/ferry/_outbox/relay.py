@@ -17,6 +17,7 @@ from ferry._aio import first_of
 from ferry._duration import Duration, to_ms
 from ferry._identity import new_worker_id
 from ferry._outbox.publisher import OutboxPublisher
+from ferry._tracecontext import attached
 from ferry.drivers.capabilities import OUTBOX, need
 from ferry.drivers.protocol import JobDriver, RetentionPolicy
 from ferry.errors import FerryError
@@ -76,7 +77,9 @@ class OutboxRelay:
         failed = 0
         for entry in entries:
             try:
-                await self.publisher.publish(entry)
+                # The run it enqueues carries the trace the entry was appended under.
+                with attached(entry.traceparent):
+                    await self.publisher.publish(entry)
             except Exception as error:
                 failed += 1
                 reason = str(error) if isinstance(error, FerryError) else repr(error)

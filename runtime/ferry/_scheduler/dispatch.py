@@ -12,6 +12,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ferry._jobs.tracing import producer_span
 from ferry._leadership import LeaseLeader
 from ferry._metrics.scheduler_catalog import SchedulerMetrics
 from ferry._scheduler.store import SchedulerStore, TaskTick
@@ -114,9 +115,14 @@ class Dispatcher:
             return False
         for occurrence, checked_through in planned_fires(task, through, now_ms):
             try:
-                requests = task.dispatch_requests(
-                    occurrence, max_payload_bytes=self._driver.max_payload_bytes
-                )
+                # The runs an occurrence fires are traced under one span of the tick.
+                with producer_span(
+                    f"jobs.task.{task.name}",
+                    {"task.name": task.name, "task.occurrence_ms": occurrence},
+                ):
+                    requests = task.dispatch_requests(
+                        occurrence, max_payload_bytes=self._driver.max_payload_bytes
+                    )
                 results = await self._driver.enqueue_many(requests) if requests else []
             except Exception as refused:
                 # Held back, not skipped: the row stays put and the next round retries it.

@@ -34,6 +34,7 @@ import time
 from collections.abc import Awaitable, Iterable, Sequence
 from typing import Any
 
+from ferry import _fleet
 from ferry._aio import first_of, supervise
 from ferry._identity import new_worker_id
 from ferry._jobs.declaration import JobHandle, declared_jobs
@@ -49,9 +50,17 @@ from ferry._metrics.catalog import WorkerMetrics
 from ferry._metrics.queue_catalog import sample_queues
 from ferry._wakeup import DueInstants
 from ferry._worker.drain import Drain
+from ferry._worker.fleet_gauge import sample_workers
 from ferry._worker.settle_queue import SettleBatch, SettleQueue
 from ferry.drivers.capabilities import SLOTS, need, offered
-from ferry.drivers.protocol import ClaimedJob, ClaimOptions, JobDriver, NackOptions, QueueWake
+from ferry.drivers.protocol import (
+    ClaimedJob,
+    ClaimOptions,
+    JobDriver,
+    NackOptions,
+    QueueWake,
+    RecordWrite,
+)
 from ferry.errors import FerryError
 
 logger = logging.getLogger("ferry.worker")
@@ -144,6 +153,8 @@ class JobWorker:
         self._rates: dict[str, tuple[int, int]] = {}
         self._keeper: LeaseKeeper | None = None
         self._prepared = False
+        self._registered = False
+        """Its presence is in the fleet registry (``start`` put it there)."""
         self._crash: BaseException | None = None
         """What ended the round-trip loop, if a bug did: ``run()`` raises it after the drain."""
 
@@ -171,12 +182,23 @@ class JobWorker:
             self.metrics.serve_queues(self.queues or sorted({d.queue for d in definitions}))
             self.metrics.serve_rated(sorted(self._rates))
             self.metrics.follow_wake(lambda: wake.healthy)
-            sampling = asyncio.create_task(
-                sample_queues(self.driver, self.metrics.queues, self._stats_interval_ms),
-                name="ferry-queue-depth",
-            )
-            supervise(sampling, logger=logger, event="jobs.stats.failed")
-            self._background.append(sampling)
+            samplers = [
+                asyncio.create_task(
+                    sample_queues(self.driver, self.metrics.queues, self._stats_interval_ms),
+                    name="ferry-queue-depth",
+                )
+            ]
+            if _fleet.keeps_registry(self.driver):
+                samplers.append(
+                    asyncio.create_task(
+                        sample_workers(self.driver, self.metrics, self._stats_interval_ms),
+                        name="ferry-fleet-gauge",
+                    )
+                )
+            for sampling in samplers:
+                supervise(sampling, logger=logger, event="jobs.stats.failed")
+                self._background.append(sampling)
+        self._register(definitions)
         logger.info(
             "jobs.worker.started",
             extra={
@@ -203,6 +225,30 @@ class JobWorker:
         if self._crash is None:
             self._crash = error
         self.drain("worker-crashed")
+
+    def _register(self, definitions: Sequence[JobDefinition[Any, Any]]) -> None:
+        """Keep this process's presence in the fleet registry, with every heartbeat from
+        now on (a driver without ``records`` keeps no registry)."""
+        assert self._keeper is not None
+        if not _fleet.keeps_registry(self.driver):
+            return
+        queues = self.queues or sorted({d.queue for d in definitions})
+        started_ms = self.driver.clock.now_ms()
+        clock, interval = self.driver.clock, self.heartbeat_interval_ms
+
+        def presence(runs: Sequence[str]) -> RecordWrite:
+            return _fleet.presence_record(
+                worker_id=self.worker_id,
+                queues=queues,
+                concurrency=self.concurrency,
+                started_at_ms=started_ms,
+                now_ms=clock.now_ms(),
+                runs=runs,
+                interval_ms=interval,
+            )
+
+        self._keeper.keep_presence(presence)
+        self._registered = True
 
     async def run_due(self) -> int:
         """Claim what is due now, up to the free capacity, and run each claimed attempt to
@@ -309,9 +355,23 @@ class JobWorker:
             if self._keeper is not None:
                 await self._keeper.close()
             self.threads.close()
+            await self._depart()
             logger.info("jobs.worker.stopped", extra={"worker_id": self.worker_id})
         finally:
             self._stopped.set()  # a teardown that raised still ends the role: run() returns
+
+    async def _depart(self) -> None:
+        """Remove this process's presence from the fleet registry: a clean stop leaves no
+        live worker behind. A failed removal is logged: the presence lapses by itself within
+        three intervals."""
+        try:
+            if self._registered:
+                await _fleet.depart(self.driver, self.worker_id)
+        except Exception as error:
+            logger.warning(
+                "jobs.worker.depart-failed",
+                extra={"worker_id": self.worker_id, "error": f"{type(error).__name__}: {error}"},
+            )
 
     def _report_abandoned(self, run: ClaimedJob) -> None:
         logger.error(
@@ -519,6 +579,7 @@ class JobWorker:
         )
 
     def _spawn(self, run: ClaimedJob) -> asyncio.Future[ExecutionReport]:
+        self.observer.execution_started(run)
         execution = Execution(
             run,
             driver=self.driver,

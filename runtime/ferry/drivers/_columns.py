@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 # The facade's own serialisation: a payload the facade already serialised is stored as it
 # is, and the SQL reads JSON text, so no connection needs a codec.
 from ferry._payload import json_text
+from ferry.drivers.failures import failures_of
 from ferry.drivers.protocol import (
     JOB_STATES,
     ClaimedJob,
@@ -37,6 +38,7 @@ __all__ = [
     "job_error_of",
     "json_text",
     "latency_of",
+    "prefix_upper_bound",
     "progress_columns",
     "progress_of",
     "queue_stats_of",
@@ -73,6 +75,21 @@ def run_pk(job_id: str) -> int | None:
     return pk if str(pk) == job_id and 0 < pk <= _BIGINT_MAX else None
 
 
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The least string above every string that starts with ``prefix`` (code point order,
+    which a UTF-8 ``BINARY``/``C`` comparison follows): ``prefix <= key < bound`` is
+    ``key.startswith(prefix)``, as a range an index serves. None when no string is above
+    them all (an empty prefix, or one of U+10FFFF only)."""
+    head = prefix
+    while head:
+        last = ord(head[-1])
+        if last < 0x10FFFF:
+            step = last + 1 if last + 1 not in range(0xD800, 0xE000) else 0xE000
+            return head[:-1] + chr(step)
+        head = head[:-1]
+    return None
+
+
 def progress_columns(progress: Progress | None) -> tuple[int | None, int | None]:
     """``(progress_current, progress_total)``; NULLs leave the stored progress as it was."""
     return (None, None) if progress is None else (progress.current, progress.total)
@@ -99,6 +116,7 @@ _READ: dict[str, Callable[[Row], Any]] = {
     "last_error": lambda row: job_error_of(row["last_error_code"], row["last_error_message"]),
     "progress": lambda row: progress_of(row["progress_current"], row["progress_total"]),
     "summary": lambda row: run_of(RunSummary, row),
+    "failures": lambda row: failures_of(row["failures"]),
 }
 """How a value's field reads its stored columns, where that is not the column of its name
 (``payload`` is JSON text, decoded but for a claimed run's ``payload_json``, ``last_error``

@@ -6,8 +6,14 @@ from typing import Any, Protocol
 
 from ferry._bridge import default_connection, run_sync
 from ferry._payload import to_json
+from ferry._tracecontext import current_traceparent
 from ferry.drivers.protocol import JsonValue
 from ferry.errors import FerryError
+
+
+def appended_under() -> str | None:
+    """The trace context an entry appended now carries (``None``: nothing traced here)."""
+    return current_traceparent()
 
 
 def checked_entry(type: Any, payload: Any) -> JsonValue:

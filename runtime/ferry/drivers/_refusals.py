@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from ferry.drivers.protocol import EnqueueRequest
+from ferry.drivers.protocol import EnqueueRequest, JobState, RunChange
 from ferry.errors import FerryError
 
 
@@ -27,6 +27,43 @@ def run_in_wrong_state(
         f'run {job_id} of job "{job_name}" is {state}; only {allowed} runs can be {action}',
         f"check the run with `ferry jobs show {job_id}` first",
     )
+
+
+RETRYABLE: frozenset[JobState] = frozenset({"dead", "cancelled"})
+CANCELLABLE: frozenset[JobState] = frozenset({"queued", "sleeping", "running"})
+DELETABLE: frozenset[JobState] = frozenset({"queued", "sleeping", "completed", "dead", "cancelled"})
+"""The states each operator action applies to (a running run belongs to its worker, a
+moving one to its drain: neither is deleted from under them)."""
+
+
+def one_change(job_id: str, changes: Sequence[RunChange], action: str, allowed: str) -> JobState:
+    """The state one run had before a one-run action, from the many-run action's answer;
+    ``X_RUN_NOT_FOUND`` when no run has the id, ``X_RUN_STATE`` when it did not apply."""
+    if not changes:
+        raise run_not_found(job_id)
+    [change] = changes
+    if not change.changed:
+        raise run_in_wrong_state(job_id, change.name, change.state, action, allowed)
+    return change.state
+
+
+class _ManyRunActions(Protocol):
+    async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]: ...
+
+    async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]: ...
+
+
+class OneRunActions:
+    """``retry_run`` and ``cancel_run``, written once over a driver's many-run actions
+    (what a bulk action sends): the one run's answer read with ``one_change``."""
+
+    async def retry_run(self: _ManyRunActions, job_id: str) -> None:
+        one_change(job_id, await self.retry_runs([job_id]), "retried", "dead or cancelled")
+
+    async def cancel_run(self: _ManyRunActions, job_id: str) -> JobState:
+        changes = await self.cancel_runs([job_id])
+        before = one_change(job_id, changes, "cancelled", "queued, sleeping or running")
+        return "running" if before == "running" else "cancelled"
 
 
 def no_transaction_to_join(what: str, driver: str, fix: str) -> FerryError:

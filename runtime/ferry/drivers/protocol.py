@@ -29,6 +29,7 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 from ferry._clock import Clock
 from ferry._payload import JsonValue as JsonValue  # the values that cross the seam
 from ferry.drivers._ledger import LedgerState, Migration
+from ferry.drivers.failures import AttemptFailure
 from ferry.drivers.rates import RateWindow
 
 JobState = Literal["queued", "running", "sleeping", "completed", "dead", "cancelled", "moving"]
@@ -88,6 +89,9 @@ class EnqueueRequest:
     payload_json: str | None = None
     """``payload`` as JSON text, serialised once by the enqueue facade after its checks; a
     driver that stores text stores this (``None``: serialise ``payload`` itself)."""
+    traceparent: str | None = None
+    """The W3C trace context of the span the enqueue was made under (``None``: none), which
+    the run's execution span continues (``ferry._tracecontext``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +154,8 @@ class ClaimedJob:
     lease_expires_at_ms: int
     slot_held: bool = False
     """The claim already took the run's concurrency slot (so execution need not)."""
+    traceparent: str | None = None
+    """The trace context it was enqueued under, which its execution span continues."""
     rate_deferred_until_ms: int | None = None
     """Set when the claim did *not* lease the run: its rate limit had no room, so the run
     is queued again, due at this instant (no attempt counted). The worker counts it
@@ -185,6 +191,9 @@ class NackOptions:
     run_at_ms: int | None = None
     error: JobError | None = None
     progress: Progress | None = None
+    failure: str | None = None
+    """A failed attempt's record (``ferry.drivers.failures.failure_record``): the settle
+    appends it to the run's failures, of which the store keeps the newest 16 kB."""
 
 
 Settle: TypeAlias = tuple[str, AckOptions | NackOptions]
@@ -300,6 +309,21 @@ class RunFilter:
     before_id: str | None = None
     lease_expired: bool = False
     """Only running runs whose lease has lapsed (on the driver's clock): stuck leases."""
+    after_id: str | None = None
+    """Only runs with a larger id: the floor of a bounded search window."""
+    key_prefix: str | None = None
+    """Only runs whose idempotency key starts with this (code point by code point)."""
+    error_code: str | None = None
+    """Only runs whose last error has this code."""
+    error_text: str | None = None
+    """Only runs whose last error message contains this, ASCII letters in either case."""
+    input_contains: str | None = None
+    """JSON text: only runs whose input contains it, as PostgreSQL's ``jsonb @>`` says
+    (``ferry.drivers._containment``)."""
+    due_after_ms: int | None = None
+    """Only runs next due after this instant (``run_at_ms`` greater)."""
+    has_error: bool | None = None
+    """Only runs with (True) or without (False) a last error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +360,11 @@ class RunDetail:
     steps: Sequence[StepRecord] = field(default_factory=tuple)
     cancel_requested_at_ms: int | None = None
     """When an operator asked to cancel this run while it was running (else None)."""
+    failures: Sequence[AttemptFailure] = ()
+    """Its failed attempts, oldest first: code, instant and traceback of each, as many as
+    the newest 16 kB of them hold (``ferry.drivers.failures``)."""
+    traceparent: str | None = None
+    """The W3C trace context it was enqueued under (the run page shows its trace id)."""
     rate_key: str | None = None
     """The key its starts count under, when its job declares a ``RateLimit``."""
     rate_deferred_until_ms: int | None = None
@@ -436,6 +465,8 @@ class OutboxEntry:
     payload: JsonValue
     attempts: int
     created_at_ms: int
+    traceparent: str | None = None
+    """The trace context it was appended under: the relay enqueues its run under it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -466,6 +497,18 @@ class RunFence:
 Fence: TypeAlias = Lease | RunFence
 """What a ``RecordStore.put`` is fenced on: an unexpired lease still in the given holder's
 term, or a run still held by the given worker."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordWrite:
+    """One unfenced record put that rides along with a worker's lease renewals
+    (``heartbeat_many(..., record=)``): how a worker keeps its presence in the fleet
+    registry (``ferry._fleet``) without a round trip of its own."""
+
+    space: str
+    key: str
+    value: JsonValue
+    expires_at_ms: int
 
 
 # --- the stores a driver hands out ------------------------------------------------------
@@ -624,8 +667,24 @@ class RecordStore(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class RunChange:
+    """What an operator's action on many runs found on one run: its job, its state before
+    the action, and whether the action applied to it (its state allowed it)."""
+
+    id: str
+    name: str
+    state: JobState
+    changed: bool
+
+
 class JobIntrospection(Protocol):
-    """Every operator capability; the CLI and the dashboard read nothing else."""
+    """Every operator capability; the CLI and the dashboard read nothing else.
+
+    The many-run actions (``retry_runs``, ``cancel_runs``, ``delete_runs``) check each run's
+    state where they change it (a row lock, a transaction, a script) and answer a
+    ``RunChange`` for every id that names a run, in no particular order; an id no run has
+    is left out. The one-run actions refuse what the many-run ones skip."""
 
     async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
         """Runs matching the filter, newest first, at most ``limit``."""
@@ -647,6 +706,21 @@ class JobIntrospection(Protocol):
         worker's next heartbeat learns of it, aborts the body with ``X_CANCELLED`` and
         settles the run as ``cancelled``.
         """
+        ...
+
+    async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        """Put every dead or cancelled run of ``job_ids`` back to queued with fresh
+        attempts (waking idle workers); other runs are left as they are."""
+        ...
+
+    async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        """Cancel every queued or sleeping run of ``job_ids`` and record a cancel request
+        on every running one (``cancel_run`` says why); other runs are left as they are."""
+        ...
+
+    async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        """Delete every run of ``job_ids`` that no worker or drain holds (queued, sleeping,
+        completed, dead, cancelled), with its steps; running and moving runs stay."""
         ...
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
@@ -678,7 +752,8 @@ class OutboxStore(Protocol):
     """Where side effects wait between the application's commit and the relay's publish."""
 
     async def append(self, type: str, payload: JsonValue, *, connection: Any) -> str:
-        """Write one entry in ``connection``'s open transaction; answers its id.
+        """Write one entry in ``connection``'s open transaction, with the current trace
+        context (``ferry._tracecontext.current_traceparent``); answers its id.
 
         Rolled back, the entry never existed; committed, the relay publishes it. A driver
         with no transactions to join refuses (``X_DRIVER_NO_TRANSACTIONS``).
@@ -868,14 +943,20 @@ class JobDriver(Protocol):
         landed (a second settle of one run in the batch lands nowhere)."""
         ...
 
-    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+    async def heartbeat_many(
+        self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]:
         """Renew many leases (and the run's slots), each fenced like a settle; answers in order.
 
         A worker renews every lease it holds with one call per heartbeat interval, so one
         run must not hold the others back: a renewal the driver cannot make at once (a row
         another session holds locked) may answer not-landed rather than wait (the worker
         counts a failed renewal and tries again next interval; a whole window of them is a
-        lost lease)."""
+        lost lease).
+
+        ``record`` is put (as ``RecordStore.put`` would, unfenced) in the same statement,
+        script or transaction — also when there is nothing to renew: an idle worker's
+        presence. Only a driver offering the ``records`` capability is given one."""
         ...
 
     async def settle_and_claim(

@@ -32,6 +32,7 @@ from ferry.drivers.protocol import (
     NackOptions,
     NackOutcome,
     Progress,
+    RecordWrite,
     Renewal,
     RenewalAnswer,
     Settle,
@@ -156,7 +157,9 @@ def first_of_each(job_ids: Sequence[str]) -> list[bool]:
 class _Batched(Protocol):
     async def settle_many(self, settles: Sequence[Settle]) -> list[bool]: ...
 
-    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]: ...
+    async def heartbeat_many(
+        self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]: ...
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]: ...
 

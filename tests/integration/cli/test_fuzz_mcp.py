@@ -35,20 +35,27 @@ def _encodable(value: str) -> bool:
 
 text = (words | st.sampled_from(["1", "2", "3"])).filter(_encodable)
 maybe = st.none() | text
+FILTER = {
+    "queue": maybe,
+    "job": maybe,
+    "state": maybe,
+    "view": st.none() | st.sampled_from(["scheduled", "retrying", "sleeping", "dead"]) | text,
+    "tenant": maybe,
+    "since": maybe,
+    "until": maybe,
+    "key": maybe,
+    "error_code": maybe,
+    "error_text": maybe,
+    "input": st.none() | st.sampled_from(['{"name": "bob"}', "{}", "[1]", "{"]) | text,
+}
+"""The filter words every listing, bulk preview and bulk action takes."""
+action = st.sampled_from(["retry", "cancel", "delete"]) | text
 ARGUMENTS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "admin.x_jobs.list": st.fixed_dictionaries(
-        {},
-        optional={
-            "queue": maybe,
-            "job": maybe,
-            "state": maybe,
-            "tenant": maybe,
-            "since": maybe,
-            "until": maybe,
-            "before": maybe,
-            "limit": st.none() | numbers,
-        },
+        {}, optional={**FILTER, "before": maybe | numbers, "limit": st.none() | numbers}
     ),
+    "admin.x_jobs.bulk-preview": st.fixed_dictionaries({"action": action}, optional=FILTER),
+    "admin.x_workers.list": st.just({}),
     "admin.x_jobs.show": st.fixed_dictionaries({"id": text | numbers}),
     "admin.x_jobs.stats": st.fixed_dictionaries({}, optional={"window": text}),
     "admin.x_job_tasks.list": st.just({}),
@@ -57,11 +64,17 @@ ARGUMENTS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     ),
     "admin.action.job.retry": st.fixed_dictionaries({"id": text | numbers}),
     "admin.action.job.cancel": st.fixed_dictionaries({"id": text | numbers}),
-    "admin.action.job.queue.pause": st.fixed_dictionaries({"queue": text}),
+    "admin.action.job.queue.pause": st.fixed_dictionaries(
+        {"queue": text}, optional={"create": st.booleans()}
+    ),
     "admin.action.job.queue.resume": st.fixed_dictionaries({"queue": text}),
     "admin.action.job.task.pause": st.fixed_dictionaries({"name": text}),
     "admin.action.job.task.resume": st.fixed_dictionaries({"name": text}),
     "admin.action.job.task.run-now": st.fixed_dictionaries({"name": text}),
+    **{
+        f"admin.action.job.bulk.{verb}": st.fixed_dictionaries({"selection": text}, optional=FILTER)
+        for verb in ("retry", "cancel", "delete")
+    },
 }
 assert set(ARGUMENTS) == {*READ_TOOLS, *MANAGE_TOOLS}, "a tool without a strategy"
 calls = st.sampled_from(sorted(ARGUMENTS)).flatmap(

@@ -196,7 +196,9 @@ async def test_a_key_the_target_gives_to_a_different_run_is_reported_and_not_mov
     assert await states(postgres_dsn, target.schema) == {"greet:cyd": "queued", "greet:bob": "dead"}
     human = ferry(*drain_into(target, postgres_dsn))
     assert human.code == 1
-    assert human.stdout.startswith("X_DRAIN_KEY_COLLISION: 1 run(s) were not moved (0 others")
+    # The report is the result (stdout); the refusal goes to stderr.
+    assert human.stdout.startswith("moved 0 run(s) from ")
+    assert "\nX_DRAIN_KEY_COLLISION: 1 run(s) were not moved (0 others" in human.stderr
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ land in the database, and the tokens and scopes must hold over stdio and over HT
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -16,6 +17,7 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
+from mcp import MCPError
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -42,14 +44,14 @@ def _env(dsn: str, schema: str, **extra: str) -> dict[str, str]:
     }
 
 
-def _stdio(dsn: str, schema: str, token: str) -> Client:
+def _stdio(dsn: str, schema: str, token: str, **options: Any) -> Client:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "ferry", "mcp", "--transport", "stdio"],
         env=_env(dsn, schema, FERRY_MCP_TOKEN=token),
         cwd=REPO,
     )
-    return Client(params)
+    return Client(params, **options)
 
 
 async def _call(client: Client, tool: str, **arguments: Any) -> tuple[bool, dict[str, Any]]:
@@ -142,9 +144,26 @@ async def test_a_read_token_reads_but_every_action_is_refused_x_forbidden(
 async def test_stdio_refuses_to_start_without_a_token_and_an_unknown_token_reads_nothing(
     seeded: PostgresJobDriver, ferry: Ferry, postgres_dsn: str, pg_schema: str
 ) -> None:
-    started = ferry("mcp", "--json", env=_env(postgres_dsn, pg_schema))
-    assert started.code == 1 and "Traceback" not in started.stderr
-    assert started.envelope["findings"][0]["code"] == "X_UNAUTHENTICATED"
+    """stdout is the JSON-RPC channel: the refusal goes to stderr (as its envelope under
+    ``--json``), and a client that started the server sees it end, not a line it cannot
+    parse."""
+    started = ferry("mcp", env=_env(postgres_dsn, pg_schema))
+    assert (started.code, started.stdout) == (1, "") and "Traceback" not in started.stderr
+    assert started.stderr.startswith("X_UNAUTHENTICATED: `ferry mcp` over stdio was started")
+    as_json = ferry("mcp", "--json", env=_env(postgres_dsn, pg_schema))
+    assert (as_json.code, as_json.stdout) == (1, "")
+    assert json.loads(as_json.stderr)["findings"][0]["code"] == "X_UNAUTHENTICATED"
+    unparsed: list[Exception] = []
+
+    async def collect(message: Any) -> None:
+        if isinstance(message, Exception):  # a line on stdout that was not JSON-RPC
+            unparsed.append(message)
+
+    with pytest.raises(ExceptionGroup) as ended:
+        async with _stdio(postgres_dsn, pg_schema, "", message_handler=collect):
+            pass
+    assert unparsed == [], unparsed
+    assert ended.group_contains(MCPError, match="Connection closed")
     async with _stdio(postgres_dsn, pg_schema, "not-a-token") as client:
         refused, envelope = await _call(client, "admin.x_job_tasks.list")
         assert refused and envelope["findings"][0]["code"] == "X_UNAUTHENTICATED"
@@ -203,3 +222,44 @@ async def test_over_http_a_bearer_token_is_required_and_scopes_hold(
     with pytest.raises(Exception):  # noqa: B017 (the SDK's own error for a refused connect)
         async with _http(http_server, "wrong") as client:
             await client.list_tools()
+
+
+async def test_a_model_gets_ids_as_numbers_honest_hints_and_every_refusal_in_the_envelope(
+    seeded: PostgresJobDriver, ferry: Ferry, postgres_dsn: str, pg_schema: str
+) -> None:
+    dead = await _dead_run(seeded)
+    async with _stdio(postgres_dsn, pg_schema, MANAGE_TOKEN) as client:
+        hints = {t.name: t.annotations for t in (await client.list_tools()).tools}
+        for name in READ_TOOLS:
+            assert hints[name].read_only_hint is True and not hints[name].destructive_hint
+        destructive = {name for name in MANAGE_TOOLS if hints[name].destructive_hint}
+        assert destructive == {
+            "admin.action.job.cancel",
+            "admin.action.job.bulk.cancel",
+            "admin.action.job.bulk.delete",
+        }
+        assert not any(hints[name].read_only_hint for name in MANAGE_TOOLS)
+
+        # An integer id is the same run as its string.
+        _, by_number = await _call(client, "admin.x_jobs.show", id=int(dead))
+        _, by_text = await _call(client, "admin.x_jobs.show", id=dead)
+        assert by_number == by_text and by_number["ok"]
+        summary = by_number["data"]["summary"]
+        assert summary["createdAt"].endswith("Z") and summary["createdAtMs"] > 0
+
+        # Arguments the schema refuses, and bounds the operations refuse: each an envelope.
+        for tool, arguments, named in [
+            ("admin.x_jobs.show", {"id": 1.5}, "id"),
+            ("admin.x_jobs.list", {"limit": 10_000}, "limit"),
+            ("admin.x_jobs.list", {"limit": [1]}, "limit"),
+            ("admin.x_jobs.stats", {"window": "400d"}, "window"),
+            ("admin.x_job_tasks.show", {"name": "cli.nightly", "count": 10**9}, "count"),
+            ("admin.action.job.queue.pause", {"queue": "latre"}, "latre"),
+        ]:
+            refused, envelope = await _call(client, tool, **arguments)
+            assert refused and envelope["ok"] is False and envelope["data"] is None, envelope
+            [finding] = envelope["findings"]
+            assert finding["code"] in {"X_INVARIANT", "X_OUT_OF_RANGE", "X_QUEUE_UNKNOWN"}, finding
+            assert named in finding["message"] and finding["fix"], finding
+        _, created = await _call(client, "admin.action.job.queue.pause", queue="new", create=True)
+        assert created["data"] == {"queue": "new", "paused": True}

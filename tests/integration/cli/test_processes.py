@@ -1,4 +1,5 @@
-"""``ferry jobs cancel`` against a live worker, and ``ferry dev`` — real processes."""
+"""``ferry jobs cancel`` and ``ferry workers ls`` against a live worker, and ``ferry dev`` —
+real processes."""
 
 from __future__ import annotations
 
@@ -41,6 +42,12 @@ async def test_cancelling_a_running_run_aborts_it_in_its_worker_and_settles_it_c
         await eventually(
             lambda: _is(driver, job_id, "running"), what="the claim", context=worker.log
         )
+
+        def holding() -> bool:
+            listed = ferry("workers", "ls", "--json").envelope["data"]["workers"]
+            return len(listed) == 1 and listed[0]["runs"] == [job_id]
+
+        await eventually(holding, what="ferry workers ls showing the run held", context=worker.log)
         cancel = ferry("jobs", "cancel", job_id, "--json")
         assert cancel.envelope["data"]["state"] == "running"
         await eventually(
@@ -54,6 +61,7 @@ async def test_cancelling_a_running_run_aborts_it_in_its_worker_and_settles_it_c
         worker.send(signal.SIGTERM)
         await worker.wait()
         await driver.close()
+    assert ferry("workers", "ls", "--json").envelope["data"]["workers"] == []  # it left
 
 
 async def _is(driver: PostgresJobDriver, job_id: str, state: str) -> bool:
@@ -101,6 +109,20 @@ async def test_ferry_dev_runs_the_worker_and_serves_the_dashboard_in_one_process
     [retrying] = [line for line in dev.log().splitlines() if "jobs.run.retrying" in line]
     for field in (f"job_id={failing_id}", "job=cli.greet", "code=X_JOB_FAILED", "attempt=1"):
         assert field in retrying, retrying
+    # A line when each run starts and one when it settles, with its outcome and duration.
+    lines = dev.log().splitlines()
+    started = [line for line in lines if "jobs.run.started" in line and f"={job_id} " in line]
+    [settled] = [line for line in lines if "jobs.run.settled" in line and f"={job_id} " in line]
+    assert started and "job=cli.greet" in started[0] and "attempt=1" in started[0]
+    assert "outcome=completed" in settled and "duration_ms=" in settled
+    assert [
+        line.split("outcome=")[1].split()[0]
+        for line in lines
+        if "jobs.run.settled" in line and f"={failing_id} " in line
+    ] == ["retried", "dead"]
+    # The environment other commands reach its database with.
+    [reach] = [line for line in lines if line.startswith("database: export DATABASE_URL=")]
+    assert f"FERRY_SCHEMA={pg_schema}" in reach
 
 
 def test_ferry_admin_refuses_to_start_without_a_token(ferry: Ferry) -> None:

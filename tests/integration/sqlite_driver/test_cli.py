@@ -53,7 +53,7 @@ def test_migrate_doctor_and_the_run_commands_work_on_a_sqlite_file(
     assert checks["database"]["detail"].startswith("SQLite ")
     assert all(c["ok"] for c in checks.values())
 
-    assert ferry(db_url, "queues", "pause", "mail")[0] == 0
+    assert ferry(db_url, "queues", "pause", "mail", "--create")[0] == 0  # no run named it yet
     code, stats = ferry(db_url, "jobs", "stats")
     assert code == 0 and stats["data"]["queues"][0]["paused"] is True, stats
     code, listed = ferry(db_url, "jobs", "ls")

@@ -66,8 +66,14 @@ async def _run(db: asyncpg.Connection, schema: str, job_id: str) -> asyncpg.Reco
 async def test_a_blocking_sync_body_lets_heartbeats_and_other_runs_go_on(
     driver: PostgresJobDriver, clock: FrozenClock, db: asyncpg.Connection, held_lock: HeldLock
 ) -> None:
+    # An interval no other timer of the worker shares, so waiting for a sleeper due one
+    # interval from now waits for the keeper itself (not, say, a 10 s poll).
     worker = job_worker(
-        driver=driver, jobs=[app.hold_file, app.noop], concurrency=2, lease_ms=30_000
+        driver=driver,
+        jobs=[app.hold_file, app.noop],
+        concurrency=2,
+        lease_ms=30_000,
+        heartbeat_interval_ms=7_000,
     )
     await worker.start()
     try:
@@ -75,14 +81,14 @@ async def test_a_blocking_sync_body_lets_heartbeats_and_other_runs_go_on(
         started = Path(f"{held_lock.path}.started")
         await eventually(started.exists, what="the sync body to block on its thread")
         lease = (await _run(db, driver.schema, hold.job_id))["lease_expires_at_ms"]
-        for renewal in (1, 2, 3):  # one heartbeat interval (lease / 3) at a time
+        for renewal in (1, 2, 3):  # one heartbeat interval at a time
             await eventually(
-                lambda: _armed(clock, clock.now_ms() + 10_000),
+                lambda: _armed(clock, clock.now_ms() + 7_000),
                 what="the lease keeper waiting for its next interval",
             )
-            clock.advance("10s")
+            clock.advance("7s")
 
-            async def renewed(expected: int = lease + renewal * 10_000) -> bool:
+            async def renewed(expected: int = lease + renewal * 7_000) -> bool:
                 row = await _run(db, driver.schema, hold.job_id)
                 return bool(row["lease_expires_at_ms"] == expected)
 

@@ -23,6 +23,7 @@ LIST_FIELDS = {
     "last",
     "lastMs",
     "lastFiredAtMs",
+    "lastFiredAt",  # every …AtMs instant has its ISO 8601 twin (the envelope's rule)
     "paused",
 }
 

@@ -47,6 +47,7 @@ from ferry.drivers.protocol import (
     NackOptions,
     PruneReport,
     QueueStats,
+    RecordWrite,
     Renewal,
     RenewalAnswer,
     RetentionPolicy,
@@ -174,9 +175,9 @@ class PostgresJobDriver(DerivedCalls):
         runs: dict[str, EnqueueResult] = {}
         pending = [requests[i] for i in first.values()]
         while pending:
-            columns = array_columns(map(_enqueue_row, pending))
+            *columns, traces = array_columns(map(_enqueue_row, pending))
             written = await session.fetch(
-                self._db.queries["enqueue"], *columns, self._clock.now_ms()
+                self._db.queries["enqueue"], *columns, self._clock.now_ms(), traces
             )
             runs.update((r["idempotency_key"], EnqueueResult(r["id"], False)) for r in written)
             taken = [r.idempotency_key for r in pending if r.idempotency_key not in runs]
@@ -281,7 +282,9 @@ class PostgresJobDriver(DerivedCalls):
         ]
         return set(last["landed"]), claimed, last["stale"]
 
-    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+    async def heartbeat_many(
+        self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]:
         pool = await self._db.pool()
         pks = [run_pk(job_id) for job_id, _ in renewals]
         now = self._clock.now_ms()
@@ -289,11 +292,20 @@ class PostgresJobDriver(DerivedCalls):
             (pk, options) for pk, (_, options) in zip(pks, renewals, strict=True) if pk is not None
         ]
         renewed: dict[int, bool] = {}
-        if sent:
+        if sent or record is not None:
             columns = array_columns(
                 (pk, o.worker_id, now + o.lease_ms, *progress_columns(o.progress)) for pk, o in sent
+            ) or [[], [], [], [], []]
+            rows = await pool.fetch(
+                self._db.queries["heartbeat"],
+                *columns,
+                now,
+                *(
+                    (record.space, record.key, json_text(record.value), record.expires_at_ms)
+                    if record is not None
+                    else (None, None, None, None)
+                ),
             )
-            rows = await pool.fetch(self._db.queries["heartbeat"], *columns, now)
             renewed = {row["id"]: row["cancel_requested"] for row in rows}
         return [
             RenewalAnswer(True, renewed[pk])
@@ -362,6 +374,7 @@ def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:
         r.concurrency_key,
         r.priority,
         r.rate_key,
+        r.traceparent,
     )
 
 
@@ -380,7 +393,7 @@ def _settle_row(pk: int, settle: AckOptions | NackOptions, now: int) -> tuple[An
     )
     progress = progress_columns(settle.progress)
     if isinstance(settle, AckOptions):
-        return (*decided, None, settle.result, None, None, *progress)
+        return (*decided, None, settle.result, None, None, *progress, None)
     error = settle.error
     return (
         *decided,
@@ -389,6 +402,7 @@ def _settle_row(pk: int, settle: AckOptions | NackOptions, now: int) -> tuple[An
         error.code if error is not None else None,
         error.message if error is not None else None,
         *progress,
+        settle.failure,
     )
 
 

@@ -6,22 +6,29 @@ import json
 from collections.abc import Mapping, Sequence
 
 from ferry._names import check_name
-from ferry.drivers._columns import latency_of, queue_stats_of, run_of, run_pk
+from ferry.drivers._columns import (
+    latency_of,
+    prefix_upper_bound,
+    queue_stats_of,
+    run_of,
+    run_pk,
+)
 from ferry.drivers._postgres.database import Database
-from ferry.drivers._refusals import run_in_wrong_state, run_not_found
+from ferry.drivers._refusals import OneRunActions
 from ferry.drivers.protocol import (
-    JobState,
     OutcomeBucket,
     QueueStats,
+    RunChange,
     RunDetail,
     RunFilter,
     RunLatency,
     RunSummary,
     StepRecord,
 )
+from ferry.drivers.settle import CANCELLED_BY_OPERATOR
 
 
-class PostgresIntrospection:
+class PostgresIntrospection(OneRunActions):
     """Operator reads and actions over the ``jobs`` table."""
 
     def __init__(self, database: Database) -> None:
@@ -42,6 +49,14 @@ class PostgresIntrospection:
             max(f.limit, 0),
             f.lease_expired,
             self._db.clock.now_ms(),
+            run_pk(f.after_id) if f.after_id is not None else None,
+            f.key_prefix,
+            prefix_upper_bound(f.key_prefix) if f.key_prefix is not None else None,
+            f.error_code,
+            f.error_text,
+            f.input_contains,
+            f.due_after_ms,
+            f.has_error,
         )
         return [run_of(RunSummary, row) for row in rows]
 
@@ -54,14 +69,20 @@ class PostgresIntrospection:
         steps = [StepRecord(**step) for step in json.loads(row["steps"])]
         return run_of(RunDetail, row, steps=tuple(steps))
 
-    async def retry_run(self, job_id: str) -> None:
-        await self._transition(job_id, "run_retry", "retried", "dead or cancelled")
+    async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        return await self._change("run_retry", job_ids, self._db.clock.now_ms())
 
-    async def cancel_run(self, job_id: str) -> JobState:
-        before = await self._transition(
-            job_id, "run_cancel", "cancelled", "queued, sleeping or running"
+    async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        return await self._change(
+            "run_cancel",
+            job_ids,
+            self._db.clock.now_ms(),
+            CANCELLED_BY_OPERATOR.code,
+            CANCELLED_BY_OPERATOR.message,
         )
-        return "running" if before == "running" else "cancelled"
+
+    async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        return await self._change("run_delete", job_ids)
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
         pool = await self._db.pool()
@@ -104,19 +125,11 @@ class PostgresIntrospection:
             await pool.fetch(self._db.queries["queue_stats"], self._db.clock.now_ms())
         )
 
-    async def _transition(self, job_id: str, query: str, action: str, allowed: str) -> JobState:
-        """Run a guarded state change; answers the state before it, and refuses a missing
-        run or one in another state."""
-        pk = run_pk(job_id)
+    async def _change(self, query: str, job_ids: Sequence[str], *more: object) -> list[RunChange]:
+        """Run a guarded many-run action; answers a change per run found."""
+        pks = [pk for pk in (run_pk(job_id) for job_id in job_ids) if pk is not None]
+        if not pks:
+            return []
         pool = await self._db.pool()
-        row = (
-            await pool.fetchrow(self._db.queries[query], pk, self._db.clock.now_ms())
-            if pk is not None
-            else None
-        )
-        if row is None:
-            raise run_not_found(job_id)
-        if not row["changed"]:
-            raise run_in_wrong_state(job_id, row["name"], row["state"], action, allowed)
-        state: JobState = row["state"]
-        return state
+        rows = await pool.fetch(self._db.queries[query], pks, *more)
+        return [RunChange(row["id"], row["name"], row["state"], row["changed"]) for row in rows]

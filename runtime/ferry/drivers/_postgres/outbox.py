@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ferry.drivers._columns import from_json_text, json_text
-from ferry.drivers._outbox import SyncAppend, checked_entry
+from ferry.drivers._outbox import SyncAppend, appended_under, checked_entry
 from ferry.drivers._postgres.database import Database
 from ferry.drivers._postgres.joined import joined_session
 from ferry.drivers._postgres.wake import ChannelWake
@@ -33,7 +33,11 @@ class PostgresOutbox(SyncAppend):
             connection, self._db, what=f'outbox append of "{type}"', transaction=True
         )
         [row] = await session.fetch(
-            self._db.queries["outbox_append"], type, json_text(document), self._db.clock.now_ms()
+            self._db.queries["outbox_append"],
+            type,
+            json_text(document),
+            self._db.clock.now_ms(),
+            appended_under(),
         )
         entry_id: str = row["id"]
         return entry_id
@@ -55,6 +59,7 @@ class PostgresOutbox(SyncAppend):
                 payload=from_json_text(row["payload"]),
                 attempts=row["attempts"],
                 created_at_ms=row["created_at_ms"],
+                traceparent=row["traceparent"],
             )
             for row in rows
         ]

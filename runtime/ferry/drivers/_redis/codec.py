@@ -58,6 +58,7 @@ _COLUMNS = {
     "err_msg": "last_error_message",
     "pcur": "progress_current",
     "ptot": "progress_total",
+    "tp": "traceparent",
 }
 """A run hash's fields by the column names of the SQL drivers (the others are alike)."""
 _INTEGERS = {
@@ -68,7 +69,8 @@ _INTEGERS = {
 _OPTIONAL = (
     "tenant", "actor", "concurrency_key", "locked_by", "lease_expires_at_ms", "result",
     "last_error_code", "last_error_message", "progress_current", "progress_total",
-    "finished_at_ms", "cancel_requested_at_ms", "rate_key", "rate_deferred_until_ms",
+    "finished_at_ms", "cancel_requested_at_ms", "failures", "traceparent", "rate_key",
+    "rate_deferred_until_ms",
 )  # fmt: skip
 
 

@@ -47,6 +47,7 @@ from ferry.drivers.protocol import (
     NackOptions,
     PruneReport,
     QueueStats,
+    RecordWrite,
     Renewal,
     RenewalAnswer,
     RetentionPolicy,
@@ -178,6 +179,7 @@ class RedisJobDriver(DerivedCalls):
                 opt(r.concurrency_key),
                 r.priority,
                 opt(r.rate_key),
+                opt(r.traceparent),
             ]
         answers = await self._connection.run("enqueue", *args)
         return [
@@ -207,11 +209,13 @@ class RedisJobDriver(DerivedCalls):
         )
         return _landed(settles, firsts, sent, landed), [_claimed(row) for row in rows]
 
-    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+    async def heartbeat_many(
+        self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]:
         known = [(run_id(job_id), options) for job_id, options in renewals]
         sent = [(job_id, options) for job_id, options in known if job_id is not None]
         answers: list[int] = []
-        if sent:
+        if sent or record is not None:
             now = self._clock.now_ms()
             args: list[str | int] = [now, len(sent)]
             for job_id, options in sent:
@@ -221,6 +225,11 @@ class RedisJobDriver(DerivedCalls):
                     now + options.lease_ms,
                     *progress_args(options.progress),
                 ]
+            args += (
+                [opt(record.space), record.key, json_text(record.value), record.expires_at_ms]
+                if record is not None
+                else ["", "", "", ""]
+            )
             answers = list(await self._connection.run("heartbeat", *args))
         replies = iter(answers)
         return [
@@ -309,7 +318,7 @@ def _settle_row(settle: AckOptions | NackOptions, now: int) -> list[str | int]:
     ]
     progress = progress_args(settle.progress)
     if isinstance(settle, AckOptions):
-        return [*decided, "", opt(json_text(settle.result)), "", "", *progress]
+        return [*decided, "", opt(json_text(settle.result)), "", "", *progress, ""]
     error = settle.error
     return [
         *decided,
@@ -318,6 +327,7 @@ def _settle_row(settle: AckOptions | NackOptions, now: int) -> list[str | int]:
         opt(error.code if error is not None else None),
         opt(error.message if error is not None else None),
         *progress,
+        opt(settle.failure),
     ]
 
 
@@ -339,7 +349,7 @@ def _renewal(answer: int) -> RenewalAnswer:
 
 _CLAIMED = (
     "name", "queue", "payload", "key", "attempts", "max_attempts", "tenant", "actor", "ckey",
-    "run_at", "created", "lease",
+    "run_at", "created", "lease", "tp",
 )  # fmt: skip
 """The fields a claim answers after the run's id, in order (then whether its slot is held,
 and the instant a run its rate limit deferred is due at: false for a leased one)."""

@@ -8,20 +8,23 @@ ended runs by finish instant; counts are kept per queue and state as runs move.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 
 from ferry._clock import Clock
 from ferry._names import check_name
 from ferry.drivers._columns import run_of
+from ferry.drivers._containment import contains
 from ferry.drivers._redis.codec import columns_of, opt, optional_int, steps_of
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.keyspace import run_id
-from ferry.drivers._refusals import run_in_wrong_state, run_not_found
+from ferry.drivers._refusals import OneRunActions
 from ferry.drivers.protocol import (
     JOB_STATES,
     JobState,
     OutcomeBucket,
     QueueStats,
+    RunChange,
     RunDetail,
     RunFilter,
     RunLatency,
@@ -33,7 +36,7 @@ LIST_STEP = 1_000
 """Runs one listing step examines at most: the bound on one script's work."""
 
 
-class RedisIntrospection:
+class RedisIntrospection(OneRunActions):
     """Operator reads and actions over the run hashes and their indexes."""
 
     def __init__(self, connection: Connection, clock: Clock) -> None:
@@ -47,15 +50,20 @@ class RedisIntrospection:
         below = f.before_id
         if below is not None and run_id(below) is None:
             return []
+        above = f.after_id
+        if above is not None and run_id(above) is None:
+            return []
         index = await self._smallest_index(f)
         runs: list[RunSummary] = []
         now = self._clock.now_ms()
+        pattern = json.loads(f.input_contains) if f.input_contains is not None else None
+        searching = f.input_contains is not None  # decided here, a step of candidates at once
         while len(runs) < f.limit:
             matches, last = await self._connection.run(
                 "runs_page",
                 index,
                 opt(below),
-                f.limit - len(runs),
+                LIST_STEP if searching else f.limit - len(runs),
                 LIST_STEP,
                 opt(f.queue),
                 opt(f.name),
@@ -65,8 +73,20 @@ class RedisIntrospection:
                 opt(f.created_before_ms),
                 "1" if f.lease_expired else "0",
                 now,
+                opt(above),
+                opt(f.key_prefix),
+                opt(f.error_code),
+                opt(f.error_text),
+                opt(f.due_after_ms),
+                opt(None if f.has_error is None else int(f.has_error)),
+                "1" if searching else "0",
             )
-            runs.extend(_summary(row) for row in matches)
+            for row in matches:
+                if searching and not contains(json.loads(row[-1]), pattern):
+                    continue
+                runs.append(_summary(row[:12]))
+                if len(runs) == f.limit:
+                    return runs
             if last is None:
                 break
             below = last
@@ -97,19 +117,20 @@ class RedisIntrospection:
             return None
         return run_of(RunDetail, columns_of(known, run), steps=tuple(steps_of(steps)))
 
-    async def retry_run(self, job_id: str) -> None:
-        await self._transition(job_id, "run_retry", "retried", "dead or cancelled")
+    async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        return await self._change("run_retry", job_ids, self._clock.now_ms())
 
-    async def cancel_run(self, job_id: str) -> JobState:
-        before = await self._transition(
-            job_id,
+    async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        return await self._change(
             "run_cancel",
-            "cancelled",
-            "queued, sleeping or running",
+            job_ids,
+            self._clock.now_ms(),
             CANCELLED_BY_OPERATOR.code,
             CANCELLED_BY_OPERATOR.message,
         )
-        return "running" if before == "running" else "cancelled"
+
+    async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        return await self._change("run_delete", job_ids)
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
         keys = self._connection.keys
@@ -171,24 +192,16 @@ class RedisIntrospection:
             stats.append(QueueStats(queue, counts, bool(paused), optional_int(oldest), int(due)))
         return stats
 
-    async def _transition(
-        self, job_id: str, script: str, action: str, allowed: str, *extra: str
-    ) -> JobState:
-        """Run a guarded state change; answers the state before it, and refuses a missing
-        run or one in another state."""
-        known = run_id(job_id)
-        row = (
-            await self._connection.run(script, known, self._clock.now_ms(), *extra)
-            if known is not None
-            else None
-        )
-        if row is None:
-            raise run_not_found(job_id)
-        name, state, changed = row
-        if not changed:
-            raise run_in_wrong_state(job_id, name, state, action, allowed)
-        before: JobState = state
-        return before
+    async def _change(
+        self, script: str, job_ids: Sequence[str], *first: str | int
+    ) -> list[RunChange]:
+        """Run a guarded many-run action script (``first`` its leading arguments, then the
+        ids); answers a change per run found."""
+        known = list(dict.fromkeys(k for k in (run_id(job_id) for job_id in job_ids) if k))
+        if not known:
+            return []
+        rows = await self._connection.run(script, *first, *known)
+        return [RunChange(str(i), name, state, bool(changed)) for i, name, state, changed in rows]
 
 
 _SUMMARY = (

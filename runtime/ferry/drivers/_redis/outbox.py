@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ferry._clock import Clock
-from ferry.drivers._outbox import SyncAppend, checked_entry
-from ferry.drivers._redis.codec import from_json_text, json_text
+from ferry.drivers._outbox import SyncAppend, appended_under, checked_entry
+from ferry.drivers._redis.codec import from_json_text, json_text, opt
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._wake import ChannelWake
@@ -44,7 +44,11 @@ class RedisOutbox(SyncAppend):
                 "sqlite_job_driver(...).outbox) so the entry commits with the business write",
             )
         entry_id = await self._connection.run(
-            "outbox_append", type, json_text(document), self._clock.now_ms()
+            "outbox_append",
+            type,
+            json_text(document),
+            self._clock.now_ms(),
+            opt(appended_under()),
         )
         return str(entry_id)
 
@@ -64,8 +68,9 @@ class RedisOutbox(SyncAppend):
                 payload=from_json_text(payload),
                 attempts=int(attempts),
                 created_at_ms=int(created),
+                traceparent=traceparent,
             )
-            for entry_id, entry_type, payload, attempts, created in rows
+            for entry_id, entry_type, payload, attempts, created, traceparent in rows
         ]
 
     async def mark_published(self, ids: Sequence[str], *, relay_id: str) -> list[str]:

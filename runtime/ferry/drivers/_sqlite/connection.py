@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 from urllib.parse import quote
 
+from ferry.drivers._containment import contains_text
 from ferry.drivers._sqlite.target import SqliteTarget
 from ferry.errors import FerryError
 
@@ -83,6 +84,8 @@ def open_connection(target: SqliteTarget, role: Role) -> sqlite3.Connection:
             connection.execute(f"PRAGMA synchronous = {target.synchronous.upper()}")
             connection.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
         connection.execute("PRAGMA foreign_keys = ON")
+        # An input search (RunFilter.input_contains) by jsonb's containment rules.
+        connection.create_function("ferry_json_contains", 2, contains_text, deterministic=True)
     except BaseException:
         connection.close()
         raise

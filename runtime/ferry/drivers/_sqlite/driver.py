@@ -41,6 +41,7 @@ from ferry.drivers.protocol import (
     EnqueueResult,
     PruneReport,
     QueueStats,
+    RecordWrite,
     Renewal,
     RenewalAnswer,
     RetentionPolicy,
@@ -210,10 +211,12 @@ class SqliteJobDriver(DerivedCalls):
             self._watcher.runs.announce()
         return landed, claimed
 
-    async def heartbeat_many(self, renewals: Sequence[Renewal]) -> list[RenewalAnswer]:
+    async def heartbeat_many(
+        self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]:
         queries = self._db.queries
         return await self._db.transaction(
-            lambda c: runs.renew(c, queries, renewals, self._clock.now_ms())
+            lambda c: runs.renew(c, queries, renewals, self._clock.now_ms(), record)
         )
 
     async def stats(self) -> list[QueueStats]:

@@ -13,17 +13,19 @@ from collections.abc import Callable, Mapping, Sequence
 from ferry._names import check_name
 from ferry.drivers._columns import (
     latency_of,
+    prefix_upper_bound,
     queue_stats_of,
     run_of,
     run_pk,
     step_of,
 )
-from ferry.drivers._refusals import run_in_wrong_state, run_not_found
+from ferry.drivers._refusals import CANCELLABLE, DELETABLE, RETRYABLE, OneRunActions
 from ferry.drivers._sqlite.database import Database, snapshot
 from ferry.drivers.protocol import (
     JobState,
     OutcomeBucket,
     QueueStats,
+    RunChange,
     RunDetail,
     RunFilter,
     RunLatency,
@@ -32,7 +34,7 @@ from ferry.drivers.protocol import (
 from ferry.drivers.settle import CANCELLED_BY_OPERATOR
 
 
-class SqliteIntrospection:
+class SqliteIntrospection(OneRunActions):
     """Operator reads and actions over ``ferry_jobs``; ``woke`` wakes this process's idle
     workers when an action puts a run back."""
 
@@ -53,6 +55,14 @@ class SqliteIntrospection:
             "limit": max(f.limit, 0),
             "lease_expired": f.lease_expired,
             "now": self._db.clock.now_ms(),
+            "after_id": run_pk(f.after_id) if f.after_id is not None else None,
+            "key_from": f.key_prefix,
+            "key_below": prefix_upper_bound(f.key_prefix) if f.key_prefix is not None else None,
+            "error_code": f.error_code,
+            "error_text": f.error_text,
+            "input_contains": f.input_contains,
+            "due_after": f.due_after_ms,
+            "has_error": f.has_error,
         }
         rows = await self._db.fetch("runs_list", parameters)
         return [run_of(RunSummary, row) for row in rows]
@@ -73,16 +83,18 @@ class SqliteIntrospection:
             return None
         return run_of(RunDetail, row, steps=tuple(step_of(step) for step in steps))
 
-    async def retry_run(self, job_id: str) -> None:
+    async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         queries = self._db.queries
 
         def retry(c: sqlite3.Connection, pk: int, state: str, now: int) -> None:
             c.execute(queries["run_retry"], {"id": pk, "now": now})
 
-        await self._act(job_id, "retried", "dead or cancelled", {"dead", "cancelled"}, retry)
-        self._woke()
+        changes = await self._act(job_ids, RETRYABLE, retry)
+        if any(change.changed for change in changes):
+            self._woke()
+        return changes
 
-    async def cancel_run(self, job_id: str) -> JobState:
+    async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         queries = self._db.queries
 
         def cancel(c: sqlite3.Connection, pk: int, state: str, now: int) -> None:
@@ -99,14 +111,15 @@ class SqliteIntrospection:
                 },
             )
 
-        before = await self._act(
-            job_id,
-            "cancelled",
-            "queued, sleeping or running",
-            {"queued", "sleeping", "running"},
-            cancel,
-        )
-        return "running" if before == "running" else "cancelled"
+        return await self._act(job_ids, CANCELLABLE, cancel)
+
+    async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        queries = self._db.queries
+
+        def delete(c: sqlite3.Connection, pk: int, state: str, now: int) -> None:
+            c.execute(queries["run_delete"], {"id": pk})
+
+        return await self._act(job_ids, DELETABLE, delete)
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
         rows = await self._db.fetch("queue_throughput", {"since": since_ms})
@@ -140,29 +153,26 @@ class SqliteIntrospection:
 
     async def _act(
         self,
-        job_id: str,
-        action: str,
-        allowed: str,
-        states: set[str],
+        job_ids: Sequence[str],
+        states: frozenset[JobState],
         change: Callable[[sqlite3.Connection, int, str, int], None],
-    ) -> JobState:
-        """Run ``change`` on the run if its state is one of ``states``, under the write
-        lock; answers the state before it, and refuses a missing run or another state."""
-        pk = run_pk(job_id)
+    ) -> list[RunChange]:
+        """Run ``change`` on each run whose state is one of ``states``, all in one
+        transaction under the write lock; answers a change per run found."""
+        pks = [pk for pk in (run_pk(job_id) for job_id in job_ids) if pk is not None]
         queries = self._db.queries
 
-        def act(c: sqlite3.Connection, pk: int) -> tuple[str, JobState] | None:
-            row = c.execute(queries["run_state"], {"id": pk}).fetchone()
-            if row is None:
-                return None
-            if row["state"] in states:
-                change(c, pk, row["state"], self._db.clock.now_ms())
-            return row["name"], row["state"]
+        def act(c: sqlite3.Connection) -> list[RunChange]:
+            now = self._db.clock.now_ms()
+            changes = []
+            for pk in dict.fromkeys(pks):
+                row = c.execute(queries["run_state"], {"id": pk}).fetchone()
+                if row is None:
+                    continue
+                applies = row["state"] in states
+                if applies:
+                    change(c, pk, row["state"], now)
+                changes.append(RunChange(str(pk), row["name"], row["state"], applies))
+            return changes
 
-        found = await self._db.transaction(lambda c: act(c, pk)) if pk is not None else None
-        if found is None:
-            raise run_not_found(job_id)
-        name, state = found
-        if state not in states:
-            raise run_in_wrong_state(job_id, name, state, action, allowed)
-        return state
+        return await self._db.transaction(act) if pks else []

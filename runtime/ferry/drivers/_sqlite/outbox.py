@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ferry.drivers._columns import from_json_text, json_text
-from ferry.drivers._outbox import SyncAppend, checked_entry
+from ferry.drivers._outbox import SyncAppend, appended_under, checked_entry
 from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._sqlite.database import Database
 from ferry.drivers._sqlite.joined import joined_connection
@@ -32,7 +32,12 @@ class SqliteOutbox(SyncAppend):
 
     async def append(self, type: str, payload: Any, *, connection: Any) -> str:
         document = checked_entry(type, payload)
-        parameters = {"type": type, "payload": json_text(document), "now": self._db.clock.now_ms()}
+        parameters = {
+            "type": type,
+            "payload": json_text(document),
+            "now": self._db.clock.now_ms(),
+            "traceparent": appended_under(),
+        }
         if self._db.target.memory:
             return await self._append_in_memory(type, parameters, connection)
         joined = await joined_connection(connection, self._db, what=f'outbox append of "{type}"')
@@ -83,6 +88,7 @@ class SqliteOutbox(SyncAppend):
                 payload=from_json_text(row["payload"]),
                 attempts=row["attempts"],
                 created_at_ms=row["created_at_ms"],
+                traceparent=row["traceparent"],
             )
             for row in sorted(rows, key=lambda r: r["pk"])
         ]

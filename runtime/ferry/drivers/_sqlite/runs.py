@@ -29,6 +29,8 @@ from ferry.drivers.protocol import (
     ClaimOptions,
     EnqueueRequest,
     EnqueueResult,
+    NackOptions,
+    RecordWrite,
     Renewal,
     RenewalAnswer,
     Settle,
@@ -201,6 +203,7 @@ def settle(
                 "progress_current": current,
                 "progress_total": total,
                 "finished_at_ms": fields.finished_at_ms,
+                "failure": verdict.failure if isinstance(verdict, NackOptions) else None,
                 "now": now_ms,
             },
         )
@@ -211,9 +214,25 @@ def settle(
 
 
 def renew(
-    c: sqlite3.Connection, queries: Queries, renewals: Sequence[Renewal], now_ms: int
+    c: sqlite3.Connection,
+    queries: Queries,
+    renewals: Sequence[Renewal],
+    now_ms: int,
+    record: RecordWrite | None = None,
 ) -> list[RenewalAnswer]:
-    """Extend each lease still held by its worker, and every slot its run holds."""
+    """Extend each lease still held by its worker, and every slot its run holds; put
+    ``record`` (a worker's presence) in the same transaction."""
+    if record is not None:
+        c.execute(
+            queries["record_put"],
+            {
+                "space": record.space,
+                "key": record.key,
+                "value": json_text(record.value),
+                "expires_at_ms": record.expires_at_ms,
+                "now": now_ms,
+            },
+        )
     answers = []
     for job_id, options in renewals:
         row = held(c, queries, job_id, options.worker_id, now_ms)
@@ -323,6 +342,7 @@ def _enqueue_row(r: EnqueueRequest) -> dict[str, Any]:
         "concurrency_key": r.concurrency_key,
         "priority": r.priority,
         "rate_key": r.rate_key,
+        "traceparent": r.traceparent,
     }
 
 

@@ -2,7 +2,8 @@
 -- one atomic unit, so a lease that lapsed (and may be claimed by another worker) is never
 -- extended. Every slot a renewed run holds is extended with it.
 -- ARGV: now, count, then 5 per renewal: id, worker, lease until, progress current and
--- total (opt). Answers per renewal: 0 not renewed, 1 renewed, 2 renewed and an operator
+-- total (opt), then a record to put with them (a worker's presence): space (opt), key,
+-- JSON, expiry. Answers per renewal: 0 not renewed, 1 renewed, 2 renewed and an operator
 -- asked to cancel the run (the worker aborts the body and settles it cancelled).
 local arg = reader(ARGV)
 local now = arg()
@@ -23,4 +24,6 @@ for n = 1, tonumber(arg()) do
     answers[n] = run.cancel_req and 2 or 1
   end
 end
+local space, field, document, expires = opt(arg()), arg(), arg(), arg()
+if space then record_store(space, field, document, expires) end
 return answers

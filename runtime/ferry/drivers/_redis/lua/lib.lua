@@ -33,6 +33,15 @@ local function reader(args)
   end
 end
 
+-- Store a record: "<expires>|<json>" ("" = never) in its space's hash, an expiring one
+-- also indexed by expiry for prune (records.py reads them, record_put and heartbeat write).
+local function record_store(space, field, document, expires)
+  redis.call('HSET', key('record', space), field, (expires or '') .. '|' .. document)
+  if expires then
+    redis.call('ZADD', key('record-expiry'), expires, #space .. ':' .. space .. field)
+  end
+end
+
 -- A run's fields, by name, from one HMGET.
 local function fields(id, names)
   local values = redis.call('HMGET', job_key(id), unpack(names))

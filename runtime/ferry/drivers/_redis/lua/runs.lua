@@ -99,10 +99,10 @@ end
 -- -> limit) also take each keyed run's slot, skipping runs whose key is full; with `rates`
 -- (job name -> limit, per) apply each rated run's window first (rate_take): a run over its
 -- limit is put back queued, due when its key has room, not leased, and answered with that
--- instant as its 15th field (false for a leased run).
+-- instant as its 16th field (false for a leased run).
 -- Reads: worker, now, lease until, limit, queue count (-1: any) and queues, name count
 -- (-1: any) and names, limit count and (name, limit) pairs, rate count and (name, limit,
--- per) triples. Answers 15 fields per run.
+-- per) triples. Answers 16 fields per run (the 14th its trace context).
 local function claim(arg)
   local worker, now, lease_until, limit = arg(), arg(), arg(), tonumber(arg())
   local queues, names, limits = nil, nil, {}
@@ -147,7 +147,7 @@ local function claim(arg)
       'key', 'attempts', 'max_attempts', 'tenant', 'actor', 'created')
     table.insert(claimed, {
       id, run.name, run.queue, 'null', more[1], more[2], more[3], more[4] or false,
-      more[5] or false, run.ckey or false, hint, more[6], false, 0, hint,
+      more[5] or false, run.ckey or false, hint, more[6], false, false, 0, hint,
     })
   end
 
@@ -194,11 +194,11 @@ local function claim(arg)
     restate(id, run.queue, state, 'running')
     redis.call('ZADD', key('leases'), lease_until, pad(id))
     local more = redis.call('HMGET', job_key(id),
-      'payload', 'key', 'max_attempts', 'tenant', 'actor', 'created')
+      'payload', 'key', 'max_attempts', 'tenant', 'actor', 'created', 'tp')
     table.insert(claimed, {
       id, run.name, run.queue, more[1], more[2], attempt, more[3], more[4] or false,
       more[5] or false, run.ckey or false, run.run_at, more[6], lease_until,
-      slot_held and 1 or 0, false,
+      more[7] or false, slot_held and 1 or 0, false,
     })
   end
 
@@ -210,14 +210,28 @@ local function claim(arg)
   return claimed
 end
 
+-- The newest 16384 bytes of `text` (ferry.drivers.failures' bound), cut at a character:
+-- never inside a UTF-8 sequence.
+local function newest(text)
+  if #text <= 16384 then return text end
+  local start = #text - 16384 + 1
+  while start <= #text do
+    local byte = string.byte(text, start)
+    if byte < 0x80 or byte >= 0xC0 then break end
+    start = start + 1
+  end
+  return string.sub(text, start)
+end
+
 -- Settle a batch of attempts, each fenced on its claimer; answers 1/0 per settle.
 -- The rules are ferry.drivers.settle's: each settle arrives with its planned state and
 -- whether it gives the attempt back, requeues, finishes the run. The one rule that
 -- depends on the stored run, the cancel override, is applied here as that module says:
 -- a run an operator asked to cancel never goes back to the queue.
--- Reads: now, the override's error code and message, count, then 12 per settle: id,
+-- Reads: now, the override's error code and message, count, then 13 per settle: id,
 -- worker, state, gives back (1/0), requeues (1/0), finishes (1/0), run_at (opt), result
--- (opt JSON text), error code (opt), error message (opt), progress current, total (opt).
+-- (opt JSON text), error code (opt), error message (opt), progress current, total (opt),
+-- a failed attempt's record (opt: appended to the run's newest 16 kB of them).
 local function settle(arg)
   local now, cancel_code, cancel_message = arg(), arg(), arg()
   local landed, woken = {}, {}
@@ -226,6 +240,7 @@ local function settle(arg)
     local gives_back, requeues, finishes = arg() == '1', arg() == '1', arg() == '1'
     local run_at, result, error_code, error_message = opt(arg()), opt(arg()), opt(arg()), opt(arg())
     local progress_current, progress_total = opt(arg()), opt(arg())
+    local failure = opt(arg())
     local run = fields(id, {'state', 'locked_by', 'lease', 'queue', 'priority', 'name',
       'run_at', 'cancel_req'})
     if not holds(run, worker, now) then
@@ -256,6 +271,10 @@ local function settle(arg)
         end
       end
       if ends then table.insert(update, 'finished'); table.insert(update, now) end
+      if failure then
+        table.insert(update, 'failures')
+        table.insert(update, newest((redis.call('HGET', jk, 'failures') or '') .. failure))
+      end
       redis.call('HSET', jk, unpack(update))
       redis.call('HDEL', jk, 'locked_by', 'lease')
       redis.call('ZREM', key('leases'), pad(id))

@@ -11,11 +11,12 @@
 SELECT id, name, queue, payload::text AS payload, idempotency_key, attempts, max_attempts,
        tenant, actor, concurrency_key, run_at_ms, created_at_ms,
        id::text IN (SELECT holder FROM slots_taken) AS slot_held,
-       NULL::bigint[] AS landed, NULL::bigint AS stale, priority, rate_deferred_until_ms
+       NULL::bigint[] AS landed, NULL::bigint AS stale, priority, rate_deferred_until_ms,
+       traceparent
 FROM claimed
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        coalesce((SELECT array_agg(id) FROM settled), '{}'),
-       (SELECT count(*) FROM dropped) - (SELECT count(*) FROM claimed), NULL, NULL
+       (SELECT count(*) FROM dropped) - (SELECT count(*) FROM claimed), NULL, NULL, NULL
 WHERE (SELECT count(*) FROM notified) >= 0  -- reading `notified` is what runs it
 ORDER BY priority DESC NULLS LAST, run_at_ms, id  -- the `landed` row (priority NULL) last

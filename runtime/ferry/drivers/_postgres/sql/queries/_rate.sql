@@ -40,5 +40,5 @@ rate_deferred AS (
     WHERE j.id = r.id AND r.nth > d.admitted AND j.state IN ('queued', 'sleeping')
     RETURNING j.id, j.name, j.queue, 'null'::text AS payload, j.idempotency_key, j.attempts,
               j.max_attempts, j.tenant, j.actor, j.concurrency_key, j.run_at_ms,
-              j.created_at_ms, j.priority, j.rate_deferred_until_ms
+              j.created_at_ms, j.priority, j.rate_deferred_until_ms, j.traceparent
 )

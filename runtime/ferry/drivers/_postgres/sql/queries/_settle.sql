@@ -2,18 +2,19 @@
 -- settle_and_keyed_claim include it): settle a batch of attempts. $1 is the batch as one
 -- JSON array, an array per settle (runs distinct): row id, worker, planned state, attempts
 -- given back, requeues, finishes, run_at, result (a JSON value), error code and message,
--- progress current and total. One text parameter, not twelve arrays: the driver encodes
--- the batch with one call, where an array parameter costs a check per element. $2 is now;
--- $3/$4 the error a cancel override leaves. `settled` holds the runs whose settle landed;
--- `requeued` those it put back in the queue (a retry, a sleep, an interruption), which the
--- statement makes ready (_ready.sql) with whatever else it makes claimable, and `notified`
--- wakes idle workers for those put straight back.
+-- progress current and total, a failed attempt's record. One text parameter, not twelve
+-- arrays: the driver encodes the batch with one call, where an array parameter costs a
+-- check per element. $2 is now; $3/$4 the error a cancel override leaves. `settled` holds
+-- the runs whose settle landed; `requeued` those it put back in the queue (a retry, a
+-- sleep, an interruption), which the statement makes ready (_ready.sql) with whatever else
+-- it makes claimable, and `notified` wakes idle workers for those put straight back.
 requests AS (
     SELECT (r ->> 0)::bigint AS id, r ->> 1 AS worker_id, r ->> 2 AS state,
            (r ->> 3)::integer AS attempts_given_back, (r ->> 4)::boolean AS requeues,
            (r ->> 5)::boolean AS finishes, (r ->> 6)::bigint AS run_at_ms,
            (r -> 7)::jsonb AS result, r ->> 8 AS error_code, r ->> 9 AS error_message,
-           (r ->> 10)::bigint AS progress_current, (r ->> 11)::bigint AS progress_total
+           (r ->> 10)::bigint AS progress_current, (r ->> 11)::bigint AS progress_total,
+           r ->> 12 AS failure
     FROM json_array_elements($1::json) AS r
 ),
 -- The rules are ferry.drivers.settle's: the caller passes each settle's planned state,
@@ -39,6 +40,9 @@ settled AS (
                                   THEN $4
                                   WHEN r.error_code IS NULL THEN j.last_error_message
                                   ELSE r.error_message END,
+        -- A failed attempt's record (ferry.drivers.failures) joins the run's newest 16 kB.
+        failures = CASE WHEN r.failure IS NULL THEN j.failures
+                        ELSE right(coalesce(j.failures, '') || r.failure, 16384) END,
         progress_current = coalesce(r.progress_current, j.progress_current),
         progress_total = coalesce(r.progress_total, j.progress_total),
         finished_at_ms = CASE WHEN r.finishes

@@ -1,22 +1,25 @@
 -- Write a batch of runs in one statement; a key that already has a run is skipped.
--- $1..$11 are parallel arrays, one element per request (keys distinct); $12 is now.
+-- $1..$11 and $13 (trace contexts) are parallel arrays, one element per request (keys
+-- distinct); $12 is now.
 -- Answers the runs it wrote; the caller resolves the skipped keys with enqueue_existing.
 -- (Resolving them here too costs every enqueue a join for the rare duplicate, and could
 -- not see a key committed by another transaction while this statement ran anyway.)
 WITH inserted AS (
     INSERT INTO {schema}.jobs (
         name, queue, payload, idempotency_key, max_attempts, run_at_ms,
-        tenant, actor, concurrency_key, priority, rate_key, created_at_ms, updated_at_ms
+        tenant, actor, concurrency_key, priority, rate_key, created_at_ms, updated_at_ms,
+        traceparent
     )
     SELECT r.name, r.queue, r.payload::jsonb, r.idempotency_key, r.max_attempts,
            coalesce(r.run_at_ms, $12), r.tenant, r.actor, r.concurrency_key, r.priority,
-           r.rate_key, $12, $12
+           r.rate_key, $12, $12, r.traceparent
     FROM unnest(
         $1::text[], $2::text[], $3::text[], $4::text[], $5::integer[],
-        $6::bigint[], $7::text[], $8::text[], $9::text[], $10::integer[], $11::text[]
+        $6::bigint[], $7::text[], $8::text[], $9::text[], $10::integer[], $11::text[],
+        $13::text[]
     ) AS r(
         name, queue, payload, idempotency_key, max_attempts,
-        run_at_ms, tenant, actor, concurrency_key, priority, rate_key
+        run_at_ms, tenant, actor, concurrency_key, priority, rate_key, traceparent
     )
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id, idempotency_key, queue, run_at_ms, priority, name, concurrency_key

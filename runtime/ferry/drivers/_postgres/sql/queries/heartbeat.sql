@@ -7,6 +7,8 @@
 -- A worker renews all its leases in this one statement, so a row another session holds
 -- locked is skipped (its renewal does not land this time) instead of waited for: one
 -- stuck row must not stall the renewal of every other run the worker holds.
+-- $7..$10, when $7 is not NULL, are a record put with the renewals (space, key, JSON value,
+-- expiry): the worker's presence in the fleet registry, with no round trip of its own.
 WITH requests AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[])
         AS r(id, worker_id, lease_until, progress_current, progress_total)
@@ -34,5 +36,12 @@ extended AS (
     SET expires_at_ms = renewed.lease_until
     FROM renewed
     WHERE s.holder = renewed.id::text
+),
+presence AS (
+    INSERT INTO {schema}.records (space, key, value, expires_at_ms, updated_at_ms)
+    SELECT $7, $8, $9::jsonb, $10, $6
+    WHERE $7::text IS NOT NULL
+    ON CONFLICT (space, key) DO UPDATE SET value = excluded.value,
+        expires_at_ms = excluded.expires_at_ms, updated_at_ms = excluded.updated_at_ms
 )
 SELECT id, cancel_requested_at_ms IS NOT NULL AS cancel_requested FROM renewed

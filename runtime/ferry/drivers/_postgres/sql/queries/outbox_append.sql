@@ -1,9 +1,10 @@
--- Append one entry in the caller's transaction: $1 type, $2 payload (JSON text), $3 now.
+-- Append one entry in the caller's transaction: $1 type, $2 payload (JSON text), $3 now,
+-- $4 the trace context it was appended under (NULL: none).
 -- The NOTIFY is part of the statement, so the relay is woken when the transaction commits
 -- and never when it rolls back.
 WITH appended AS (
-    INSERT INTO {schema}.outbox (type, payload, created_at_ms)
-    VALUES ($1, $2::text::jsonb, $3)
+    INSERT INTO {schema}.outbox (type, payload, created_at_ms, traceparent)
+    VALUES ($1, $2::text::jsonb, $3, $4)
     RETURNING id
 ),
 notified AS (

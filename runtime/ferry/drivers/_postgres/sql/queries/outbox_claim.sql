@@ -13,4 +13,5 @@ UPDATE {schema}.outbox AS o
 SET claimed_by = $1, lease_expires_at_ms = $3, attempts = o.attempts + 1
 FROM due
 WHERE o.id = due.id
-RETURNING o.id, o.type, o.payload::text AS payload, o.attempts, o.created_at_ms
+RETURNING o.id, o.type, o.payload::text AS payload, o.attempts, o.created_at_ms,
+          o.traceparent

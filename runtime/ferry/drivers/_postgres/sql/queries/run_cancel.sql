@@ -1,13 +1,13 @@
--- Cancel run $1 at $2: a queued or sleeping run ends cancelled at once; a running one gets
--- its cancel recorded for its worker to act on (see the heartbeat). Answers the run's name
--- and state before, and `changed`; no row when the run is missing.
+-- Cancel every run of $1 (ids) at $2: a queued or sleeping run ends cancelled at once; a
+-- running one gets its cancel recorded for its worker to act on (see the heartbeat).
+-- Answers, per run found, its name and state before, and `changed`.
 WITH target AS (
-    SELECT id, name, state FROM {schema}.jobs WHERE id = $1 FOR UPDATE
+    SELECT id, name, state FROM {schema}.jobs WHERE id = ANY ($1::bigint[]) FOR UPDATE
 ),
 cancelled AS (
     UPDATE {schema}.jobs AS j
     SET state = 'cancelled', finished_at_ms = $2, updated_at_ms = $2,
-        last_error_code = 'X_CANCELLED', last_error_message = 'cancelled by an operator'
+        last_error_code = $3, last_error_message = $4
     FROM target
     WHERE j.id = target.id AND target.state IN ('queued', 'sleeping')
     RETURNING j.id
@@ -19,6 +19,6 @@ requested AS (
     WHERE j.id = target.id AND target.state = 'running'
     RETURNING j.id
 )
-SELECT name, state,
-       EXISTS (SELECT FROM cancelled) OR EXISTS (SELECT FROM requested) AS changed
-FROM target
+SELECT t.id::text, t.name, t.state,
+       t.id IN (SELECT id FROM cancelled UNION ALL SELECT id FROM requested) AS changed
+FROM target AS t

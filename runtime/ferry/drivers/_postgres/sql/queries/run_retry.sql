@@ -1,7 +1,7 @@
--- Put dead or cancelled run $1 back to queued at $2 with fresh attempts, and wake workers.
--- Answers the run's name and state before, and `changed`; no row when the run is missing.
+-- Put every dead or cancelled run of $1 (ids) back to queued at $2 with fresh attempts,
+-- and wake workers. Answers, per run found, its name and state before, and `changed`.
 WITH target AS (
-    SELECT id, name, state FROM {schema}.jobs WHERE id = $1 FOR UPDATE
+    SELECT id, name, state FROM {schema}.jobs WHERE id = ANY ($1::bigint[]) FOR UPDATE
 ),
 retried AS (
     UPDATE {schema}.jobs AS j
@@ -17,7 +17,8 @@ became_ready AS (
 ),
 {_ready},
 notified AS (
-    SELECT pg_notify({channel}, queue) FROM retried
+    SELECT pg_notify({channel}, queue) FROM (SELECT DISTINCT queue FROM retried) AS due
 )
-SELECT name, state, (SELECT count(*) FROM notified) > 0 AS changed
-FROM target
+SELECT t.id::text, t.name, t.state, r.id IS NOT NULL AS changed,
+       (SELECT count(*) FROM notified) AS notified  -- reading `notified` is what runs it
+FROM target AS t LEFT JOIN retried AS r ON r.id = t.id

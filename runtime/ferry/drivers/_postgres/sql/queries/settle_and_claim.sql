@@ -31,7 +31,7 @@ claimed AS (
     {_lease_picked}
     RETURNING j.id, j.name, j.queue, j.payload, j.idempotency_key, j.attempts, j.max_attempts,
               j.tenant, j.actor, j.concurrency_key, j.run_at_ms, j.created_at_ms, j.priority,
-              NULL::bigint AS rate_deferred_until_ms
+              NULL::bigint AS rate_deferred_until_ms, j.traceparent
 ),
 {_dropped},
 slots_taken AS (

@@ -104,7 +104,7 @@ claimed AS (
            OR picked.id::text IN (SELECT holder FROM taken))
     RETURNING j.id, j.name, j.queue, j.payload, j.idempotency_key, j.attempts, j.max_attempts,
               j.tenant, j.actor, j.concurrency_key, j.run_at_ms, j.created_at_ms, j.priority,
-              NULL::bigint AS rate_deferred_until_ms
+              NULL::bigint AS rate_deferred_until_ms, j.traceparent
 ),
 -- A picked row leaves the ready set when its run is leased above or when it was stale; a
 -- run left waiting for its key's slot keeps its row. Found by its ctid, as in _dropped.sql.

@@ -43,7 +43,7 @@ leased AS (
       AND picked.id NOT IN (SELECT id FROM rate_deferred)
     RETURNING j.id, j.name, j.queue, j.payload::text AS payload, j.idempotency_key,
               j.attempts, j.max_attempts, j.tenant, j.actor, j.concurrency_key, j.run_at_ms,
-              j.created_at_ms, j.priority, NULL::bigint AS rate_deferred_until_ms
+              j.created_at_ms, j.priority, NULL::bigint AS rate_deferred_until_ms, j.traceparent
 ),
 claimed AS (
     SELECT * FROM leased

@@ -10,4 +10,5 @@ WHERE id IN (
     ORDER BY id
     LIMIT :limit
 )
-RETURNING id AS pk, CAST(id AS TEXT) AS id, type, payload, attempts, created_at_ms
+RETURNING id AS pk, CAST(id AS TEXT) AS id, type, payload, attempts, created_at_ms,
+          traceparent

@@ -3,6 +3,6 @@ SELECT CAST(id AS TEXT) AS id, name, queue, state, attempts, max_attempts, tenan
        run_at_ms, created_at_ms, updated_at_ms, last_error_code, last_error_message,
        payload, idempotency_key, actor, concurrency_key, locked_by, lease_expires_at_ms,
        result, progress_current, progress_total, finished_at_ms, cancel_requested_at_ms,
-       rate_key, rate_deferred_until_ms
+       failures, traceparent, rate_key, rate_deferred_until_ms
 FROM ferry_jobs
 WHERE id = :id

@@ -1,5 +1,6 @@
 -- Write what a landed settle decided (ferry.drivers.settle.settle_run, read under the write
--- lock) on run :id: its next state and fields, the result an ack stores, the lease cleared.
+-- lock) on run :id: its next state and fields, the result an ack stores, the lease cleared,
+-- a failed attempt's record (:failure) added to the newest 16 kB (ferry.drivers.failures).
 UPDATE ferry_jobs
 SET state = :state,
     attempts = :attempts,
@@ -10,6 +11,8 @@ SET state = :state,
     progress_current = :progress_current,
     progress_total = :progress_total,
     finished_at_ms = :finished_at_ms,
+    failures = CASE WHEN :failure IS NULL THEN failures
+                    ELSE substr(coalesce(failures, '') || :failure, -16384) END,
     locked_by = NULL,
     lease_expires_at_ms = NULL,
     updated_at_ms = :now

@@ -50,4 +50,5 @@ WHERE id IN (
 )
 RETURNING id AS pk, CAST(id AS TEXT) AS id, name, queue, payload, idempotency_key, attempts,
           max_attempts, tenant, actor, concurrency_key, priority, run_at_ms, created_at_ms,
-          lease_expires_at_ms, rate_key, rate_deferred_until_ms IS NOT NULL AS rate_booked
+          lease_expires_at_ms, rate_key, rate_deferred_until_ms IS NOT NULL AS rate_booked,
+          traceparent
