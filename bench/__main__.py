@@ -31,6 +31,7 @@ from bench.stats import Rate, best_rate
 from bench.systems import KNOWN_SYSTEMS, SYSTEM_NAMES, System, load_system
 from bench.systems.ferry_sqlite_system import FOLDER as sqlite_folder
 from bench.systems.ferry_system import FerrySystem
+from bench.workflows import Workflows, measure_workflows
 from bench.workloads import (
     end_to_end,
     enqueue_batch,
@@ -223,6 +224,19 @@ async def run(names: list[str], sizes: Sizes, *, quick: bool, write: bool) -> No
         await measure_pinned(systems, server_dsn, sizes, figures)
         for system in systems:
             await measure_wake(system, server_dsn, sizes, figures[system.name])
+        workflows: dict[str, Workflows] = {}
+        for system in systems:
+            if isinstance(system, FerrySystem):
+                _say(
+                    f"{system.name}: (h) a fan-out of {sizes.fan_out_children:,} children, "
+                    f"(i) result wait latency, {sizes.result_samples} samples"
+                )
+                workflows[system.name] = await measure_workflows(
+                    system,
+                    server_dsn,
+                    children=sizes.fan_out_children,
+                    samples=sizes.result_samples,
+                )
         claims = {}
         for system in systems:
             # (d) seeds the retained rows as SQL: the SQL drivers only.
@@ -246,6 +260,7 @@ async def run(names: list[str], sizes: Sizes, *, quick: bool, write: bool) -> No
         systems=figures,
         versions=package_versions(),
         claims=claims,
+        workflows=workflows,
         redis=redis,
         reference=reference,
         seconds=time.perf_counter() - started,

@@ -18,6 +18,7 @@ from bench.pinned import Pinned
 from bench.server import Server
 from bench.sizes import Sizes
 from bench.stats import Percentiles, Rate, Soak
+from bench.workflows import Workflows
 
 README = Path(__file__).with_name("README.md")
 _BEGIN, _END = "<!-- bench:results:begin -->", "<!-- bench:results:end -->"
@@ -61,6 +62,8 @@ class Results:
     versions: dict[str, str]
     claims: dict[str, ClaimLatency] = field(default_factory=dict)
     """(d) by ferry system."""
+    workflows: dict[str, Workflows] = field(default_factory=dict)
+    """(h) and (i) by ferry system."""
     redis: str | None = None
     """The Redis server ``ferry-redis`` ran on (version and persistence), if it ran."""
     reference: Rate | None = None
@@ -267,6 +270,30 @@ def table(results: Results) -> str:
             [_pinned_tuples(f.pinned) for f in figures],
             "throughput held",
             _held_verdict(ferry.pinned if ferry else None),
+        )
+    workflows = results.workflows
+    if workflows:
+
+        def per_driver(cell: Callable[[Workflows], str]) -> list[str]:
+            return [cell(workflows[n]) if n in workflows else "—" for n in names]
+
+        row(
+            f"(h) a fan-out of {sizes.fan_out_children:,} children end to end: parent enqueued "
+            "→ its result in hand (s; children/s)",
+            per_driver(
+                lambda w: (
+                    f"{w.fan_out_seconds:.1f} s; {w.fan_out_children / w.fan_out_seconds:,.0f}/s"
+                )
+            ),
+            "—",
+            "—",
+        )
+        row(
+            f"(i) result wait, enqueue → result in hand, another process working, p50 / p99 "
+            f"(ms), {sizes.result_samples} runs one at a time",
+            per_driver(lambda w: f"{_ms(w.result_wait.p50)} / {_ms(w.result_wait.p99)}"),
+            "—",
+            "—",
         )
     reference = results.reference
     if reference is not None:

@@ -65,6 +65,10 @@ class Sizes:
     """... then for this long after the release."""
     pinned_systems: tuple[str, ...]
     """(g) the systems run under the pin."""
+    fan_out_children: int
+    """(h) children of the one parent fanning out, end to end."""
+    result_samples: int
+    """(i) result waits timed, one run at a time."""
 
 
 FULL = Sizes(
@@ -96,6 +100,8 @@ FULL = Sizes(
     pinned_s=300.0,
     pinned_after_s=60.0,
     pinned_systems=("ferry", "pgqueuer"),
+    fan_out_children=10_000,
+    result_samples=300,
 )
 
 QUICK = Sizes(
@@ -127,4 +133,6 @@ QUICK = Sizes(
     pinned_s=15.0,
     pinned_after_s=5.0,
     pinned_systems=("ferry", "pgqueuer"),
+    fan_out_children=1_000,
+    result_samples=50,
 )

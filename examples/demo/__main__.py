@@ -1,4 +1,5 @@
-"""Run the demo: enqueue onboarding runs, work them to completion, print what happened.
+"""Run the demo: enqueue a team's onboarding (a fan-out of one run per org, waited for),
+work it to completion, read its result, print what happened.
 
 ``python -m examples.demo`` uses ``DATABASE_URL`` when set and the embedded PostgreSQL
 (under ``.ferry/``) otherwise.
@@ -13,10 +14,9 @@ import uuid
 from datetime import UTC, datetime
 
 from examples.demo.app import api
-from examples.demo.jobs import onboard_org
+from examples.demo.jobs import onboard_team
 from examples.demo.tasks import nightly_digest
 from ferry import job_worker, set_job_driver
-from ferry.drivers import JobDriver, RunFilter
 from ferry.drivers.capabilities import INTROSPECT, need
 from ferry.embedded import default_job_driver
 
@@ -28,32 +28,34 @@ async def main() -> int:
     driver, where = await default_job_driver()
     set_job_driver(driver)
     print(f"ferry demo — queue on {where}")
-    orgs = [uuid.uuid4() for _ in range(3)]
-    ids = [
-        (await onboard_org.enqueue({"org_id": org, "flaky_mail": index == 0})).job_id
-        for index, org in enumerate(orgs)
-    ]
-    again = await onboard_org.enqueue({"org_id": orgs[1]})
+    team = {"team": f"team-{uuid.uuid4().hex[:6]}", "org_ids": [uuid.uuid4() for _ in range(3)]}
+    queued = await onboard_team.enqueue(team)
+    again = await onboard_team.enqueue(team)
     print(
-        f"enqueued {len(ids)} onboarding runs; re-enqueue of org 2 deduplicated: "
-        f"{again.deduplicated}"
+        f"enqueued the onboarding of {len(team['org_ids'])} orgs as run {queued.job_id}; "
+        f"enqueued again: deduplicated={again.deduplicated}"
     )
     worker = job_worker(jobs=api.jobs.values(), concurrency=4)
     await worker.start()
     try:
-        await _until_settled(driver, ids)
+        # Waits for the run to end, woken by the driver when it does (no polling loop).
+        tally = await queued.result(timeout="60s")
     finally:
         await worker.stop()
-    failed = False
-    for job_id in ids:
-        run = await driver.introspect.get_run(job_id)
-        assert run is not None
-        steps = ", ".join(step.name for step in run.steps)
+    print(f"run {queued.job_id}'s result: {tally}")
+    introspect = need(driver, INTROSPECT, by="the demo's report")
+    parent = await introspect.get_run(queued.job_id)
+    assert parent is not None
+    failed = tally["onboarded"] != len(team["org_ids"])
+    for run in [parent.summary, *parent.children]:
+        detail = await introspect.get_run(run.id)
+        assert detail is not None
+        steps = ", ".join(step.name for step in detail.steps)
         print(
-            f"  run {job_id:>4}  {run.summary.state:<9} attempts={run.summary.attempts}  "
-            f"steps: {steps}"
+            f"  {'' if run is parent.summary else '└ '}run {run.id:>4}  {run.name:<13} "
+            f"{run.state:<9} attempts={run.attempts}  steps: {steps}"
         )
-        failed = failed or run.summary.state != "completed"
+        failed = failed or run.state != "completed"
     print(
         f"task {nightly_digest.name!r} ({nightly_digest.describe_schedule()}, "
         f"{nightly_digest.tz}) fires next at:"
@@ -64,18 +66,6 @@ async def main() -> int:
     await driver.close()
     print("to watch it live with the dashboard: make dev")
     return 1 if failed else 0
-
-
-async def _until_settled(driver: JobDriver, ids: list[str], budget_s: float = 60.0) -> None:
-    """Poll the runs until none is queued, running or sleeping (bounded)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + budget_s
-    while loop.time() < deadline:
-        introspect = need(driver, INTROSPECT, by="the demo's progress report")
-        runs = await introspect.list_runs(RunFilter(name=onboard_org.name, limit=100))
-        if runs and all(r.state in ("completed", "dead", "cancelled") for r in runs):
-            return
-        await asyncio.sleep(0.1)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""The demo's jobs: an onboarding flow with durable steps, a digest, and a long reindex."""
+"""The demo's jobs: an onboarding flow with durable steps, a team onboarding that fans it
+out and waits for every org, a digest, and a long reindex."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ from ferry import AbortSignal, JobContext, Retry, Step, job, throw_if_aborted
 class OnboardInput(BaseModel):
     org_id: UUID
     flaky_mail: bool = False
+
+
+class TeamInput(BaseModel):
+    team: str
+    org_ids: list[UUID]
 
 
 class DigestInput(BaseModel):
@@ -53,6 +59,23 @@ async def onboard_org(input: OnboardInput, step: Step, ctx: JobContext) -> dict[
     throw_if_aborted(ctx)
     await step.run("nudge", lambda: send_mail(input.org_id, "nudge", flaky=input.flaky_mail))
     return {"org": org["org"], "plan": org["plan"]}
+
+
+@job(input=TeamInput, idempotency_key=lambda i: f"onboard-team:{i.team}")
+async def onboard_team(input: TeamInput, step: Step) -> dict[str, int]:
+    """Onboards every org of a team at once (one child run each, retried and slept on by
+    itself), parks without holding a worker until the last one ends, and answers the tally.
+    The first org's mail server fails once: its child retries, and the team still waits."""
+    children = await step.enqueue(
+        "onboard-each",
+        [
+            (onboard_org, {"org_id": org, "flaky_mail": index == 0})
+            for index, org in enumerate(input.org_ids)
+        ],
+    )
+    outcomes = await step.wait("all-onboarded", children, timeout="5m")
+    plans = [outcome.result["plan"] for outcome in outcomes if outcome.result is not None]
+    return {"onboarded": len(plans), "free": plans.count("free"), "orgs": len(outcomes)}
 
 
 @job(input=DigestInput, idempotency_key=lambda i: f"digest:{i.occurrence_ms}")

@@ -25,6 +25,7 @@ from ferry._jobs import (
     throw_if_aborted,
     use_connection,
 )
+from ferry._jobs.children import ChildOutcome, Children
 from ferry._jobs.policy import Caps
 from ferry._jobs.verdict import NoRetry, RetryAfter
 from ferry._lifecycle import Role, run_roles
@@ -39,6 +40,7 @@ from ferry._webhooks import (
     webhook,
 )
 from ferry._worker import JobWorker, job_worker
+from ferry.drivers.protocol import EnqueueResult, RunStatus
 from ferry.errors import FerryError
 from ferry.tasks import task
 
@@ -46,8 +48,11 @@ __all__ = [
     "AbortSignal",
     "BackfillPage",
     "Caps",
+    "ChildOutcome",
+    "Children",
     "Clock",
     "Concurrency",
+    "EnqueueResult",
     "FerryError",
     "JobContext",
     "JobHandle",
@@ -60,6 +65,7 @@ __all__ = [
     "Retry",
     "RetryAfter",
     "Role",
+    "RunStatus",
     "Scheduler",
     "Settled",
     "Step",

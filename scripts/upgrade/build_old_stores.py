@@ -4,8 +4,9 @@
 It uses only that release's driver API, on a frozen clock at ``T0``, so the stores it
 leaves are deterministic: a queued, a sleeping, a running and a dead run (with steps and
 an error), a concurrency slot and the maintenance slot, the scheduler's leader row, a
-tick and a paused task, outbox entries (one published), the webhook ledger (a streak and
-a disabled endpoint), a backfill checkpoint and a revoked dashboard session.
+tick and a paused task, outbox entries (one published), the webhook ledger (a streak, a
+disabled endpoint, and one disabled with no attempt logged), a backfill checkpoint and a
+revoked dashboard session.
 
     python build_old_stores.py postgres <dsn> <schema>
     python build_old_stores.py sqlite <path>
@@ -112,6 +113,8 @@ async def fill(driver: Any, append: Any) -> None:
         await driver.webhooks.record(attempt("ep-1", n, outcome))
     await driver.webhooks.disable("ep-1", reason="3 consecutive failures", at_ms=T0 + 9)
     await driver.webhooks.record(attempt("ep-2", 9, "delivered"))
+    # Disabled with no attempt logged (by an operator): its disablement alone must carry over.
+    await driver.webhooks.disable("ep-3", reason="disabled by an operator", at_ms=T0 + 10)
     await driver.introspect.revoke_session("sess-1", until_ms=T0 + 12 * HOUR)
     assert clock.now_ms() == T0
 

@@ -158,9 +158,7 @@ async def test_a_failures_traceback_is_shown_as_text_never_as_markup(
         StepRecord(name, "run", {"n": n}, began + n * 2_000, began + n * 2_000 + took)
         for n, (name, took) in enumerate((("compose", 40), ("deliver", 1_250), ("receipt", 5)))
     )
-    await _fail(
-        seeded, "hostile", "dead", run_at_ms=_now_ms(), traceback=hostile, steps=steps
-    )
+    await _fail(seeded, "hostile", "dead", run_at_ms=_now_ms(), traceback=hostile, steps=steps)
     page = await browser.new_page(viewport={"width": 1280, "height": 1000})
     await sign_in(page, served, MANAGE_TOKEN)
     await page.goto(f"{served}/admin/jobs/runs/{job_id}")

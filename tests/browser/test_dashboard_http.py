@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from types import ModuleType
 
 import asyncpg
 import httpx
@@ -116,6 +118,38 @@ async def test_a_run_page_shows_input_steps_error_and_lease(
     ):
         assert shown in page.text
     assert (await client.get("/admin/jobs/runs/999999", headers=READ)).status_code == 404
+
+
+async def test_a_run_page_shows_its_result_its_parent_and_its_children(
+    client: httpx.AsyncClient, seeded: PostgresJobDriver, cli_app: ModuleType
+) -> None:
+    parent = await cli_app.seed_roll_call(seeded, seeded.clock)
+    page = (await client.get(f"/admin/jobs/runs/{parent}", headers=READ)).text
+    assert '<pre id="result">[\n  &#34;completed&#34;,\n  &#34;completed&#34;\n]</pre>' in page
+    assert "2 (0 not ended)" in page and page.count("cli.greet</td>") == 2
+    [child] = re.findall(r'<td><a href="/admin/jobs/runs/(\d+)">', page)[:1]
+    child_page = (await client.get(f"/admin/jobs/runs/{child}", headers=READ)).text
+    assert f'<a href="/admin/jobs/runs/{parent}">run {parent}</a>' in child_page
+
+
+async def test_a_large_result_is_a_bounded_preview_and_a_download(
+    client: httpx.AsyncClient, seeded: PostgresJobDriver, cli_app: ModuleType, postgres_dsn: str
+) -> None:
+    parent = await cli_app.seed_roll_call(seeded, seeded.clock)
+    # A result far over the page's bound (one a driver with a high max_payload_bytes keeps).
+    connection = await asyncpg.connect(postgres_dsn)
+    try:
+        await connection.execute(
+            f'UPDATE "{seeded.schema}".jobs SET result = $1::jsonb WHERE id = $2',
+            json.dumps(["x" * 100] * 1_000),
+            int(parent),
+        )
+    finally:
+        await connection.close()
+    page = (await client.get(f"/admin/jobs/runs/{parent}", headers=READ)).text
+    assert 'id="result-truncated"' in page and "Download the full result" in page
+    whole = await client.get(f"/admin/jobs/runs/{parent}/result.json", headers=READ)
+    assert json.loads(whole.content) == ["x" * 100] * 1_000
 
 
 async def test_task_run_now_enqueues_and_pause_resume_land_in_the_scheduler_store(

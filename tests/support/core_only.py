@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ferry._clock import Clock
-from ferry.drivers import memory_job_driver
+from ferry.drivers import MemoryJobDriver, memory_job_driver
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers.protocol import (
     AckOptions,
@@ -40,6 +40,12 @@ class CoreOnlyDriver:
         self._inner = memory_job_driver(clock=clock)
 
     name = "core-only"
+
+    @property
+    def inner(self) -> MemoryJobDriver:
+        """The memory driver whose store this one forwards to: what a test reads the runs
+        through (this driver offers no introspection)."""
+        return self._inner
 
     @property
     def clock(self) -> Clock:

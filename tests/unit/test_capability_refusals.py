@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 from support.core_only import CoreOnlyDriver
 
-from ferry import Concurrency, RateLimit, backfill, job, webhook
+from ferry import Concurrency, RateLimit, Step, backfill, job, set_job_driver, webhook
 from ferry._admin.app import admin_app
 from ferry._admin.sessions import Sessions
 from ferry._clock import FrozenClock
@@ -36,6 +36,11 @@ class Item(BaseModel):
 @job(input=Item, idempotency_key=lambda i: f"plain:{i.id}", name="refusals.plain")
 async def plain(input: Item) -> None:
     return None
+
+
+@job(input=Item, idempotency_key=lambda i: f"fans:{i.id}", name="refusals.fans")
+async def fans_out(input: Item, step: Step) -> None:
+    await step.enqueue("fan-out", [(plain, {"id": f"{input.id}-child"})])
 
 
 @job(
@@ -154,6 +159,31 @@ async def test_a_drain_needs_transfer_on_both_stores(core: CoreOnlyDriver) -> No
     other = memory_job_driver()
     await refused(lambda: move_runs(core, other, drain_id="d", batch=10), "transfer", "out")
     await refused(lambda: move_runs(other, core, drain_id="d", batch=10), "transfer", "in")
+
+
+async def test_results_need_results_and_a_fan_out_needs_children(core: CoreOnlyDriver) -> None:
+    """A result is asked for where it is awaited, and a fan-out runs inside a body: each is
+    refused there (a body's steps are chosen at run time, so no worker can refuse them at
+    its start); the run whose fan-out was refused dies with the refusal as its error."""
+    previous = set_job_driver(core)
+    try:
+        queued = await plain.enqueue({"id": "1"})
+        await refused(lambda: plain.result(queued.job_id), "results", '"refusals.plain".result()')
+        await refused(lambda: queued.status(), "results", '"refusals.plain".status()')
+        fanned = await fans_out.enqueue({"id": "2"})
+        worker = JobWorker(driver=core, jobs=[plain, fans_out])
+        clock = core.clock
+        assert isinstance(clock, FrozenClock)
+        while await worker.run_due():
+            clock.advance("1m")  # through the retries' backoff
+    finally:
+        set_job_driver(previous)
+    run = await core.inner.introspect.get_run(fanned.job_id)
+    assert run is not None and run.summary.state == "dead"
+    assert run.summary.last_error is not None
+    assert run.summary.last_error.code == "X_DRIVER_CAPABILITY"
+    assert 'step.enqueue("fan-out") needs' in run.summary.last_error.message
+    assert 'capability "children"' in run.summary.last_error.message
 
 
 def test_a_driver_lists_what_it_offers(core: CoreOnlyDriver) -> None:

@@ -14,6 +14,8 @@ from pydantic import BaseModel
 
 from ferry import Concurrency, FerryError, RateLimit, Retry, define_api, job
 from ferry._jobs.declaration import JobHandle
+from ferry._jobs.facade import build_request
+from ferry.drivers.protocol import Dedupe
 
 
 class Org(BaseModel):
@@ -88,11 +90,16 @@ def test_the_handle_lifts_every_declared_field_and_has_no_run() -> None:
         "tenant": False,
         "concurrency": {"limit": 2, "keyed": True, "whenBusy": "fail"},
         "rate": None,
+        "dedupe": "retained",
         "steps": [],
     }
     rated = declare(rate=RateLimit(limit=100, per="1m", key=lambda i: i.org_id), name="rated")
     assert rated.rate is not None and rated.rate.per_ms == 60_000
     assert rated.describe()["rate"] == {"limit": 100, "perMs": 60_000, "keyed": True}
+    windowed = declare(dedupe="1h30m", name="windowed")
+    assert windowed.dedupe == Dedupe(window_ms=5_400_000)
+    assert windowed.describe()["dedupe"] == 5_400_000
+    assert declare(dedupe="active", name="active").describe()["dedupe"] == "active"
 
 
 def test_default_retry_is_three_attempts_doubling_from_one_second_capped_at_thirty() -> None:
@@ -240,3 +247,12 @@ def test_an_actor_that_is_no_name_is_refused(actor: str, code: str) -> None:
     with pytest.raises(FerryError) as refused:
         declare().as_actor(actor)
     assert refused.value.code == code and "actor" in refused.value.message
+
+
+def test_a_task_tick_dedupes_against_every_stored_run_whatever_the_jobs_rule() -> None:
+    """A tick's occurrence-scoped key is what absorbs a second scheduler firing the same
+    occurrence, also after the first run of it has finished."""
+    active = declare(dedupe="active", name="ticked")
+    assert build_request(active.definition, {"org_id": "o1"}).dedupe == Dedupe(active_only=True)
+    ticked = build_request(active.definition, {"org_id": "o1"}, key_prefix="nightly:1000")
+    assert (ticked.idempotency_key, ticked.dedupe) == ("nightly:1000:k:o1", Dedupe())

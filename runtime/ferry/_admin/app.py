@@ -115,6 +115,7 @@ def admin_app(
             Route(f"{PREFIX}/jobs/dead/retry", manage(pages.dead_retry), methods=["POST"]),
             Route(f"{PREFIX}/jobs/runs/{{run_id}}", read(pages.run)),
             Route(f"{PREFIX}/jobs/runs/{{run_id}}/input.json", read(pages.run_input)),
+            Route(f"{PREFIX}/jobs/runs/{{run_id}}/result.json", read(pages.run_result)),
             Route(
                 f"{PREFIX}/jobs/runs/{{run_id}}/{{action}}",
                 manage(pages.run_action),
@@ -143,9 +144,6 @@ class _Pages:
         self.templates.filters["iso"] = iso_instant
         self.templates.filters["printable"] = lambda text: printable(text, lines=True)
         self.templates.filters["duration"] = format_ms
-        self.templates.filters["pretty_json"] = lambda v: json.dumps(
-            v, indent=2, ensure_ascii=False, default=str
-        )
 
     # -- access ------------------------------------------------------------------------
 
@@ -344,6 +342,7 @@ class _Pages:
             )
         run_id = detail.summary.id
         shown, truncated = _bounded_json(detail.payload, SHOWN_INPUT_CHARS)
+        result, result_truncated = _bounded_json(detail.result, SHOWN_INPUT_CHARS)
         timeline = _timeline(detail)
         progress = detail.progress
         return self._page(
@@ -362,19 +361,30 @@ class _Pages:
             waiting=operations.waiting_for(detail),
             input_text=shown,
             input_truncated=truncated,
+            result_text=result,
+            result_truncated=result_truncated,
         )
 
     async def run_input(self, request: Request, grant: Grant) -> Response:
         """A run's whole input as a JSON download (what a truncated page links to)."""
+        return await self._download(request, "input", lambda run: run.payload)
+
+    async def run_result(self, request: Request, grant: Grant) -> Response:
+        """A run's whole result as a JSON download (what a truncated page links to)."""
+        return await self._download(request, "result", lambda run: run.result)
+
+    async def _download(
+        self, request: Request, what: str, value: Callable[[RunDetail], Any]
+    ) -> Response:
         try:
             detail = await operations.show_run(self.d.driver, request.path_params["run_id"])
         except FerryError as refused:
             status = 404 if refused.code == "X_RUN_NOT_FOUND" else 400
             return self._plain(status, f"{refused.code}: {refused.message}")
         run_id = detail.summary.id
-        body = json.dumps(detail.payload, ensure_ascii=False, default=str).encode()
+        body = json.dumps(value(detail), ensure_ascii=False, default=str).encode()
         response = Response(body, media_type="application/json")
-        response.headers["Content-Disposition"] = f'attachment; filename="run-{run_id}-input.json"'
+        response.headers["Content-Disposition"] = f'attachment; filename="run-{run_id}-{what}.json"'
         return response
 
     async def tasks_page(self, request: Request, grant: Grant) -> Response:

@@ -208,6 +208,13 @@ def _detail_text(run: RunDetail, *, full: bool, terminal: Terminal) -> str:
             ("result", shown("result", run.result) if run.result is not None else None),
             ("progress", progress),
             ("last error", error),
+            ("parent", run.parent_id),
+            (
+                "children",
+                f"{run.children_count:,} ({run.children_pending:,} not ended)"
+                if run.children_count
+                else None,
+            ),
             ("tenant", s.tenant),
             ("actor", run.actor),
             ("idempotency key", run.idempotency_key),
@@ -242,6 +249,28 @@ def _detail_text(run: RunDetail, *, full: bool, terminal: Terminal) -> str:
             for step in run.steps
         ],
     )
+    shown_children = (
+        [
+            table(
+                f"children (the first {len(run.children):,} of {run.children_count:,})"
+                if run.children_count > len(run.children)
+                else "children",
+                ["id", "job", "state", "attempts", "last error"],
+                [
+                    (
+                        child.id,
+                        child.name,
+                        child.state,
+                        f"{child.attempts}/{child.max_attempts}",
+                        child.last_error.code if child.last_error else "",
+                    )
+                    for child in run.children
+                ],
+            )
+        ]
+        if run.children
+        else []
+    )
     wholes = [f"{label}:\n{json_text(value)}" for label, value in whole]
     failures = [
         f"failed attempt {f.attempt if f.attempt is not None else '(cut)'}"
@@ -249,7 +278,7 @@ def _detail_text(run: RunDetail, *, full: bool, terminal: Terminal) -> str:
         f"{f.traceback.rstrip()}"
         for f in run.failures
     ]
-    return render_parts([overview, steps, *failures, *wholes], terminal)
+    return render_parts([overview, steps, *shown_children, *failures, *wholes], terminal)
 
 
 async def enqueue_run(args: argparse.Namespace, driver: JobDriver) -> Outcome:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
 from pydantic import BaseModel
 
 from ferry._duration import Duration, to_ms
+from ferry._jobs.dedupe import DedupeSetting, dedupe_rule, described
 from ferry._jobs.definition import InputT, JobDefinition, OnSettled, ResultT
 from ferry._jobs.facade import (
     checked_priority,
+    current_job_driver,
     enqueue,
     enqueue_many,
     enqueue_many_sync,
@@ -20,8 +23,9 @@ from ferry._jobs.facade import (
     parse_input,
 )
 from ferry._jobs.policy import Concurrency, RateLimit, Retry
+from ferry._jobs.results import run_result, run_status
 from ferry._names import check_name
-from ferry.drivers.protocol import EnqueueResult
+from ferry.drivers.protocol import Dedupe, EnqueueResult, RunStatus
 from ferry.errors import FerryError
 
 _declared: list[JobDefinition[Any, Any]] = []
@@ -87,6 +91,11 @@ class JobHandle(Generic[InputT, ResultT]):
         return self._definition.rate
 
     @property
+    def dedupe(self) -> Dedupe:
+        """Which stored run of its key an enqueue dedupes against (``dedupe=``)."""
+        return self._definition.dedupe
+
+    @property
     def timeout_ms(self) -> int | None:
         return self._definition.timeout_ms
 
@@ -116,10 +125,11 @@ class JobHandle(Generic[InputT, ResultT]):
         queue: str | None = None,
         priority: int | None = None,
         connection: Any = None,
-    ) -> EnqueueResult:
+    ) -> EnqueueResult[ResultT]:
         """Queue one run; inside a bound transaction it joins it (commit is the enqueue).
-        ``priority`` overrides the declared one for this run (higher is claimed first)."""
-        return await enqueue(
+        ``priority`` overrides the declared one for this run (higher is claimed first).
+        The answer reads the run's result: ``await (await job.enqueue(i)).result()``."""
+        queued = await enqueue(
             self._definition,
             input,
             run_at=run_at,
@@ -129,6 +139,7 @@ class JobHandle(Generic[InputT, ResultT]):
             connection=connection,
             actor=self._actor,
         )
+        return replace(queued, source=self)
 
     async def enqueue_many(
         self,
@@ -136,15 +147,16 @@ class JobHandle(Generic[InputT, ResultT]):
         *,
         queue: str | None = None,
         connection: Any = None,
-    ) -> list[EnqueueResult]:
+    ) -> list[EnqueueResult[ResultT]]:
         """Queue many runs in one round trip; results in input order."""
-        return await enqueue_many(
+        queued = await enqueue_many(
             self._definition,
             inputs,
             queue=self._queue if queue is None else queue,
             connection=connection,
             actor=self._actor,
         )
+        return [replace(run, source=self) for run in queued]
 
     def enqueue_sync(
         self,
@@ -155,21 +167,22 @@ class JobHandle(Generic[InputT, ResultT]):
         queue: str | None = None,
         priority: int | None = None,
         connection: Any = None,
-    ) -> EnqueueResult:
+    ) -> EnqueueResult[ResultT]:
         """``enqueue`` for sync code (a Django view, a sync job body, a script): through a
         blocking connection (psycopg, a SQLAlchemy ``Session``, Django's) in its
         transaction, or without one through the driver's own pool. Refused on a thread
         running an event loop (``X_SYNC_ON_EVENT_LOOP``): ``await enqueue(...)`` there."""
-        return enqueue_sync(
+        queued = enqueue_sync(
             self._definition,
             input,
             run_at=run_at,
             delay=delay,
-            queue=queue,
+            queue=self._queue if queue is None else queue,
             priority=priority,
             connection=connection,
             actor=self._actor,
         )
+        return replace(queued, source=self)
 
     def enqueue_many_sync(
         self,
@@ -177,11 +190,34 @@ class JobHandle(Generic[InputT, ResultT]):
         *,
         queue: str | None = None,
         connection: Any = None,
-    ) -> list[EnqueueResult]:
+    ) -> list[EnqueueResult[ResultT]]:
         """``enqueue_many`` for sync code, the way ``enqueue_sync`` runs."""
-        return enqueue_many_sync(
-            self._definition, inputs, queue=queue, connection=connection, actor=self._actor
+        queued = enqueue_many_sync(
+            self._definition,
+            inputs,
+            queue=self._queue if queue is None else queue,
+            connection=connection,
+            actor=self._actor,
         )
+        return [replace(run, source=self) for run in queued]
+
+    async def result(self, job_id: str, *, timeout: Duration = "30s") -> ResultT:  # noqa: ASYNC109
+        """Run ``job_id``'s result once it completed, typed from the body's return
+        annotation, waiting up to ``timeout`` (on the driver's clock) for it to end.
+
+        Refused with the run's own code and last error when it is dead, ``X_JOB_CANCELLED``
+        when it was cancelled, ``X_RESULT_TIMEOUT`` when it has not ended in time (it goes
+        on), ``X_RUN_NOT_FOUND`` when no run has the id (or it was pruned). The wait hears
+        of the end through the driver (NOTIFY, pub/sub, the SQLite watcher), never a tight
+        poll. Needs a driver offering ``results``."""
+        return await run_result(  # type: ignore[no-any-return]
+            current_job_driver(), self._definition, job_id, timeout=timeout
+        )
+
+    async def status(self, job_id: str) -> RunStatus:
+        """Where run ``job_id`` stands now: state, attempts, progress, its result once
+        completed (as stored), its last error. ``X_RUN_NOT_FOUND`` when no run has the id."""
+        return await run_status(current_job_driver(), self._definition, job_id)
 
     def describe(self) -> dict[str, Any]:
         """The manifest row. ``steps`` is empty by design: names are chosen at run time."""
@@ -208,6 +244,7 @@ class JobHandle(Generic[InputT, ResultT]):
             "rate": None
             if d.rate is None
             else {"limit": d.rate.limit, "perMs": d.rate.per_ms, "keyed": d.rate.key is not None},
+            "dedupe": described(d.dedupe),
             "steps": [],
         }
 
@@ -228,13 +265,18 @@ def job(
     on_settled: OnSettled | None = None,
     name: str | None = None,
     priority: int = 0,
+    dedupe: DedupeSetting = "retained",
 ) -> Declare[InputT]:
     """Declare a function as a job. ``idempotency_key`` is required: at-least-once is the
     only honest guarantee, so every run must be replay-safe.
 
     An ``async def`` body runs on the worker's event loop; a ``def`` body (blocking code:
     an ORM, ``requests``) runs on the worker's thread pool, and its ``step`` is the same
-    API without ``await``."""
+    API without ``await``.
+
+    ``dedupe`` says which stored run of its key an enqueue is deduplicated against:
+    ``"retained"`` any run still stored, ``"active"`` a queued, sleeping or running one, a
+    duration (``"1h"``) one created within it."""
     if not (isinstance(input, type) and issubclass(input, BaseModel)):
         raise FerryError(
             "X_INVARIANT",
@@ -257,6 +299,7 @@ def job(
     # Priority is an integer column and the Redis claim reads it back as a number: a float
     # or a string would be stored and then break every later claim of the worker.
     checked_priority(priority, field="job priority")
+    rule = dedupe_rule(dedupe)
     if name is not None:
         check_name(name, what="job name")
     timeout_ms = None if timeout is None else to_ms(timeout, what="job timeout")
@@ -281,6 +324,7 @@ def job(
             on_settled=on_settled,
             name=name,
             priority=priority,
+            dedupe=rule,
         )
         _declared.append(definition)
         return JobHandle(definition)

@@ -6,16 +6,20 @@ imports the other back.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
+import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic.errors import PydanticSchemaGenerationError
 
 from ferry._jobs.policy import Concurrency, RateLimit, Retry
 from ferry.drivers.capabilities import RATES, Capability
+from ferry.drivers.protocol import Dedupe
 from ferry.errors import FerryError
 
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -31,7 +35,8 @@ _anonymous_jobs = itertools.count(1)
 class Settled(Generic[InputT, ResultT]):
     """One ending of a run, handed to ``on_settled`` exactly once.
 
-    ``input`` is ``None`` only when the stored payload no longer fits the input schema.
+    ``input`` is ``None`` only when the stored payload no longer fits the input schema;
+    ``result`` is what the body returned (completed runs only), as it returned it.
     """
 
     outcome: Literal["completed", "failed", "cancelled"]
@@ -64,6 +69,7 @@ class JobDefinition(Generic[InputT, ResultT]):
         on_settled: OnSettled | None,
         name: str | None,
         priority: int,
+        dedupe: Dedupe,
     ) -> None:
         self.body = body
         self.body_parameters = _body_parameters(body)
@@ -81,10 +87,66 @@ class JobDefinition(Generic[InputT, ResultT]):
         self.explicit_name = name is not None
         self.name = name if name is not None else f"anonymous-job-{next(_anonymous_jobs)}"
         self.priority = priority
+        self.dedupe = dedupe
+        """Which stored run of a key an enqueue of it dedupes against (``dedupe=``)."""
         self.needs: tuple[Capability[Any], ...] = (RATES,) if rate is not None else ()
         """Driver capabilities the job needs (its rate limit's windows; a factory over
         ``job()`` sets the body's: a webhook's ledger, a backfill's checkpoints); the worker
         refuses at start on a driver without one (``X_DRIVER_CAPABILITY``)."""
+
+    def read_result(self, stored: Any, *, job_id: str) -> ResultT:
+        """A stored result (JSON) as the type the body's return annotation declares: a
+        model, a UUID, a datetime read back from their JSON forms; as stored when the body
+        declares none (or ``Any``). ``X_VALIDATION`` when the stored value no longer fits
+        the annotation (the body's return type changed since the run completed)."""
+        adapter = self._result_adapter
+        if adapter is None:
+            return stored  # type: ignore[no-any-return]
+        try:
+            return adapter.validate_python(stored)  # type: ignore[no-any-return]
+        except ValidationError as invalid:
+            raise FerryError(
+                "X_VALIDATION",
+                f'stored result of run {job_id} no longer matches job "{self.name}"\'s return '
+                f"type {_shown(self._result_type())}: {invalid.error_count()} error(s), first: "
+                f"{invalid.errors()[0]['msg']}",
+                "read the run's raw result with `ferry jobs show <id> --json`, or make the "
+                "return type accept results stored before it changed",
+            ) from None
+
+    @functools.cached_property
+    def _result_adapter(self) -> TypeAdapter[Any] | None:
+        """A validator for the declared return type, built on first use (None: untyped)."""
+        declared = self._result_type()
+        if declared in (Any, object):
+            return None
+        try:
+            return TypeAdapter(declared)
+        except PydanticSchemaGenerationError:
+            raise FerryError(
+                "X_INVARIANT",
+                f'job "{self.name}" declares return type {_shown(declared)}, which has no '
+                "JSON form to read a stored result back into",
+                "return a pydantic model, JSON values (dict, list, str, int, float, bool, "
+                "None) or UUID/datetime/Decimal/enum values, and annotate it so",
+            ) from None
+
+    def _result_type(self) -> Any:
+        """The body's return annotation, resolved (``Any`` when it has none)."""
+        try:
+            hints = typing.get_type_hints(self.body)
+        except Exception as unresolved:  # a name only the body's own scope knew
+            raise FerryError(
+                "X_INVARIANT",
+                f'job "{self.name}"\'s return annotation cannot be resolved: {unresolved}',
+                "define the types a job body names at module level, where its annotations "
+                "can be read back",
+            ) from None
+        return hints.get("return", Any)
+
+
+def _shown(declared: Any) -> str:
+    return getattr(declared, "__name__", None) or repr(declared)
 
 
 def _body_parameters(body: Callable[..., Any]) -> tuple[str, ...]:

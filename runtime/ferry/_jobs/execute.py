@@ -36,12 +36,12 @@ from ferry._jobs.heartbeat import HeldLease, LeaseKeeper
 from ferry._jobs.observer import REPORTED, ExecutionObserver, ExecutionOutcome, ExecutionReport
 from ferry._jobs.policy import Caps
 from ferry._jobs.registry import resolve_job
+from ferry._jobs.results import stored_result
 from ferry._jobs.signal import AbortSignal
 from ferry._jobs.step import Parked, Step, SyncStep
 from ferry._jobs.threads import ThreadPool, shared_pool
 from ferry._jobs.tracing import execution_span, tracing
 from ferry._jobs.verdict import NoRetry, RetryAfter
-from ferry._payload import to_json
 from ferry._storable import storable_message
 from ferry.drivers.capabilities import INTROSPECT, SLOTS, offered
 from ferry.drivers.failures import failure_record
@@ -430,9 +430,8 @@ class Execution:
                     job_name=claimed.name,
                     job_id=claimed.id,
                     worker_id=self.worker_id,
-                    store=self.driver.steps,
+                    driver=self.driver,
                     signal=self.signal,
-                    clock=self.clock,
                     threads=self.threads,
                     observer=self.observer,
                     fenced=self.step_refused,
@@ -472,15 +471,17 @@ class Execution:
     ) -> ExecutionReport:
         if error is None:
             try:
-                result = to_json(returned, what=f'job "{definition.name}" result')
-            except FerryError as not_json:
-                return await self._failed(definition, parsed, not_json)
+                result = stored_result(
+                    definition, returned, max_bytes=self.driver.max_payload_bytes
+                )
+            except NoRetry as not_storable:  # the run is dead at once: see stored_result
+                return await self._failed(definition, parsed, not_storable)
             report = await self._settle(
                 AckOptions(self.worker_id, result, self._elapsed(), self.progress),
                 "completed",
                 None,
             )
-            await self._settled(definition, report, parsed, result)
+            await self._settled(definition, report, parsed, returned)
             return report
         if isinstance(error, Parked):
             return await self._nack("sleep", None, error.wake_at_ms)

@@ -25,7 +25,7 @@ from ferry._names import check_name
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, to_json_text
 from ferry._storable import checked_key, quoted
 from ferry._tracecontext import current_traceparent
-from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, JobDriver
+from ferry.drivers.protocol import RETAINED, EnqueueRequest, EnqueueResult, JobDriver
 from ferry.errors import FerryError
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -175,6 +175,10 @@ def build_request(
         else checked_priority(priority, field="enqueue priority"),
         connection=connection if connection is not None else _connection.get(),
         traceparent=current_traceparent(),
+        # A tick's key is scoped to its occurrence, and is what absorbs a second scheduler
+        # firing that occurrence: it dedupes against every stored run, whatever the job's
+        # rule (a finished run of the occurrence must not be run again).
+        dedupe=definition.dedupe if key_prefix is None else RETAINED,
     )
 
 

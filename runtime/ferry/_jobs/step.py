@@ -1,4 +1,5 @@
-"""Durable steps: ``step.run`` memoized per run, ``step.sleep`` that parks the run.
+"""Durable steps: ``step.run`` memoized per run, ``step.sleep`` that parks the run, and
+``step.enqueue`` / ``step.wait``, a fan-out and the fan-in that parks until it ends.
 
 The step is the retry unit, not the job: a retry re-enters the body, replays every
 recorded step from the store without calling it, and runs only the one that failed.
@@ -13,20 +14,29 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, cast, overload
 
 from ferry._bounds import check_instant_ms
-from ferry._clock import Clock
 from ferry._duration import Duration, to_ms
+from ferry._jobs.children import Child, ChildOutcome, Children, outcome_json, outcome_of
+from ferry._jobs.declaration import JobHandle
+from ferry._jobs.facade import build_request
+from ferry._jobs.results import statuses
 from ferry._jobs.signal import AbortSignal
 from ferry._jobs.threads import ThreadPool
 from ferry._payload import to_json
 from ferry._storable import checked_key, quoted
-from ferry.drivers.protocol import StepRecord, StepStore
+from ferry.drivers.capabilities import CHILDREN, RESULTS, need
+from ferry.drivers.protocol import EnqueueRequest, JobDriver, RunFence, StepRecord
 from ferry.errors import FerryError
 
 T = TypeVar("T")
+R = TypeVar("R")
+
+FAN_OUT_BATCH = 1_000
+"""Children written per round trip by ``step.enqueue`` (each batch one statement or
+script): a fan-out of any size is a bounded number of bounded writes."""
 
 
 class StepObserver(Protocol):
@@ -36,7 +46,8 @@ class StepObserver(Protocol):
 
 
 class Parked(Exception):
-    """Raised through the body by ``step.sleep``: park the run until ``wake_at_ms``.
+    """Raised through the body by ``step.sleep`` (and ``step.wait``): park the run until
+    ``wake_at_ms``.
 
     An exception and not a return value so a sleep deep inside helpers still parks the
     whole run; ``execute_job`` catches it and settles the attempt as uncounted.
@@ -57,9 +68,8 @@ class Step:
         job_name: str,
         job_id: str,
         worker_id: str,
-        store: StepStore,
+        driver: JobDriver,
         signal: AbortSignal,
-        clock: Clock,
         threads: ThreadPool,
         observer: StepObserver | None = None,
         fenced: Callable[[str], None] | None = None,
@@ -68,9 +78,10 @@ class Step:
         self._job_name = job_name
         self._job_id = job_id
         self._worker_id = worker_id
-        self._store = store
+        self._driver = driver
+        self._store = driver.steps
         self._signal = signal
-        self._clock = clock
+        self._clock = driver.clock
         self._observer = observer
         self._fenced = fenced
         """Told the name of a step whose record the fence refused (the run is another
@@ -136,6 +147,148 @@ class Step:
             wake_at = recorded.wake_at_ms if recorded.wake_at_ms is not None else now
         if wake_at > now:
             raise Parked(name, wake_at)
+
+    async def enqueue(
+        self, name: str, children: Iterable[tuple[JobHandle[Any, R], Any]]
+    ) -> Children[R]:
+        """Enqueue ``children`` — ``(job, input)`` pairs — once per run, as children of
+        this run; answers them (what ``step.wait`` takes).
+
+        Memoized like ``step.run``: a retry or a resumed run gets the same children back
+        and enqueues nothing. Every pair is checked before anything is written (a refusal
+        names ``children[i]``); the children are written ``FAN_OUT_BATCH`` to a round
+        trip, each batch fenced on this worker's lease, and a retry after a crash
+        between batches writes only what is missing: a child's idempotency key is its
+        job's key scoped to this run and step, so a child is never enqueued twice (and
+        the same input twice in one list is one child). Needs a driver offering
+        ``children``."""
+        given = _pairs(name, children)
+        jobs = {handle.name: handle.definition for handle, _ in given}
+        recorded = await self._claim_name(name)
+        if recorded is not None:
+            return Children.from_json(name, recorded.result, jobs)
+        self._refuse_if_aborted(name)
+        store = need(self._driver, CHILDREN, by=f'step.enqueue("{name}")')
+        requests = self._child_requests(name, given)
+        started = self._clock.now_ms()
+        if self._observer is not None:
+            self._observer.step_executed(self._job_name, self._job_id, name)
+        written = []
+        fence = RunFence(self._job_id, self._worker_id)
+        for start in range(0, len(requests), FAN_OUT_BATCH):
+            answer = await store.enqueue_children(fence, requests[start : start + FAN_OUT_BATCH])
+            if answer == "not-held":
+                raise self._not_held(name)
+            if answer == "cancel-requested":
+                self._signal.abort(_cancelled(self._job_name, self._job_id))
+                self._refuse_if_aborted(name)
+            assert not isinstance(answer, str)
+            written += answer
+        result: Children[R] = Children(
+            name,
+            [
+                Child(handle.name, run.job_id, handle.definition)
+                for (handle, _), run in zip(given, written, strict=True)
+            ],
+        )
+        self._refuse_if_aborted(name)
+        await self._record(StepRecord(name, "run", result.to_json(), started, self._clock.now_ms()))
+        return result
+
+    async def wait(
+        self,
+        name: str,
+        children: Children[R],
+        *,
+        timeout: Duration,  # noqa: ASYNC109 (a durable wait on the driver's clock)
+    ) -> list[ChildOutcome[R]]:
+        """Each child's outcome, in order, once every one has ended — completed (with its
+        typed result), dead (with its code) or cancelled.
+
+        Until then the run is parked like ``step.sleep``: no worker held, no attempt
+        counted. It becomes due again when its last child ends (in the transaction or
+        script of that child's end), or at the deadline, ``timeout`` after the first
+        call; past the deadline with children still going, the wait fails the attempt
+        with ``X_WAIT_TIMEOUT`` (retried like any failure: a retry finds the children
+        that ended meanwhile). One count per run, not per wait: the run wakes when all
+        the children it enqueued have ended. Memoized once it returns. Needs a driver
+        offering ``results`` and ``children``."""
+        if not isinstance(children, Children):
+            raise FerryError(
+                "X_INVARIANT",
+                f'step.wait("{name}") children is a {type(children).__name__}, not the '
+                "children a step.enqueue answered",
+                f'pass what step.enqueue returned: children = await step.enqueue("fan-out", '
+                f'...); await step.wait("{name}", children, timeout="1d")',
+            )
+        wait_for = to_ms(timeout, what=f'step.wait("{name}") timeout')
+        recorded = await self._claim_name(name)
+        if recorded is not None and recorded.kind == "run":
+            return [outcome_of(children.definition_of, o) for o in recorded.result]
+        now = self._clock.now_ms()
+        deadline = recorded.wake_at_ms if recorded is not None else None
+        if deadline is None:
+            deadline = check_instant_ms(now + wait_for, field=f'step.wait("{name}") deadline')
+        self._refuse_if_aborted(name)
+        results = need(self._driver, RESULTS, by=f'step.wait("{name}")')
+        store = need(self._driver, CHILDREN, by=f'step.wait("{name}")')
+        found = await statuses(results, children.ids)
+        if all(status is None or status.ended for status in found):
+            outcomes = [outcome_json(c, status) for c, status in zip(children, found, strict=True)]
+            if self._observer is not None:
+                self._observer.step_executed(self._job_name, self._job_id, name)
+            self._refuse_if_aborted(name)
+            started = recorded.started_at_ms if recorded is not None else now
+            await self._record(StepRecord(name, "run", outcomes, started, self._clock.now_ms()))
+            return [outcome_of(children.definition_of, o) for o in outcomes]
+        if now >= deadline:
+            going = sum(1 for status in found if status is not None and not status.ended)
+            raise FerryError(
+                "X_WAIT_TIMEOUT",
+                f'step.wait("{name}") of job "{self._job_name}" run {self._job_id}: '
+                f"{going} of {len(children)} children had not ended by its deadline",
+                "give the wait a longer timeout, or find out why those children are slow "
+                f"(`ferry jobs show {self._job_id}` lists them)",
+            )
+        if recorded is None:
+            await self._record(StepRecord(name, "sleep", None, now, now, deadline))
+        if not await store.await_children(RunFence(self._job_id, self._worker_id)):
+            raise self._not_held(name)
+        raise Parked(name, deadline)
+
+    def _child_requests(
+        self, name: str, given: Sequence[tuple[JobHandle[Any, Any], Any]]
+    ) -> list[EnqueueRequest]:
+        """Every child's request, checked before any is written (``children[i]`` named)."""
+        requests = []
+        for index, (handle, value) in enumerate(given):
+            try:
+                requests.append(
+                    build_request(
+                        handle.definition,
+                        value,
+                        queue=handle.queue,
+                        actor=handle.actor,
+                        key_prefix=f"child:{self._job_id}:{name}",
+                        max_payload_bytes=self._driver.max_payload_bytes,
+                    )
+                )
+            except FerryError as refused:
+                raise FerryError(
+                    refused.code,
+                    f'step.enqueue("{name}") children[{index}]: {refused.message}',
+                    refused.fix,
+                ) from None
+        return requests
+
+    def _not_held(self, name: str) -> FerryError:
+        return FerryError(
+            "X_LEASE_LOST",
+            f'step "{name}" of job "{self._job_name}" did nothing: this worker no longer '
+            "holds the run",
+            "nothing to fix here — another worker owns the run now; keep steps short "
+            "and idempotent",
+        )
 
     async def _claim_name(self, name: str) -> StepRecord | None:
         if not isinstance(name, str) or not name:
@@ -216,6 +369,20 @@ class SyncStep:
         """``Step.sleep``: parks the run (the body's thread unwinds through ``Parked``)."""
         self._on_loop(self._step.sleep(name, duration))
 
+    def enqueue(self, name: str, children: Iterable[tuple[JobHandle[Any, R], Any]]) -> Children[R]:
+        """``Step.enqueue``: the children written once per run."""
+        return self._on_loop(self._step.enqueue(name, children))
+
+    def wait(
+        self,
+        name: str,
+        children: Children[R],
+        *,
+        timeout: Duration,
+    ) -> list[ChildOutcome[R]]:
+        """``Step.wait``: their outcomes, or the run parks (through ``Parked``, as a sleep)."""
+        return self._on_loop(self._step.wait(name, children, timeout=timeout))
+
     def _on_loop(self, call: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(call, self._loop).result()
 
@@ -225,6 +392,40 @@ def _bound(fn: Callable[..., T], signal: AbortSignal) -> Callable[[], T]:
     if _takes_signal(fn):
         return lambda: fn(signal)
     return fn
+
+
+def _pairs(name: str, children: object) -> list[tuple[JobHandle[Any, Any], Any]]:
+    """``children`` as ``(job, input)`` pairs, or ``X_INVARIANT`` naming the first entry
+    that is not one."""
+    if isinstance(children, str | bytes | Mapping) or not isinstance(children, Iterable):
+        raise FerryError(
+            "X_INVARIANT",
+            f'step.enqueue("{name}") children is a {type(children).__name__}, not a list of '
+            "(job, input) pairs",
+            'pass a list such as [(send_mail, {"user_id": u}) for u in users]',
+        )
+    pairs = []
+    for index, entry in enumerate(children):
+        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], JobHandle)):
+            shown = type(entry[0] if isinstance(entry, tuple) and entry else entry).__name__
+            raise FerryError(
+                "X_INVARIANT",
+                f'step.enqueue("{name}") children[{index}] is not a (job, input) pair '
+                f"(it holds a {shown} where a job declared with @job belongs)",
+                "give each child as a tuple of the job handle and its input, e.g. "
+                '(send_mail, {"user_id": 7})',
+            )
+        pairs.append((entry[0], entry[1]))
+    return pairs
+
+
+def _cancelled(job_name: str, job_id: str) -> FerryError:
+    """The abort of a run whose fan-out found an operator's cancel (as its heartbeat would)."""
+    return FerryError(
+        "X_CANCELLED",
+        f'run {job_id} of job "{job_name}" was cancelled by an operator while it ran',
+        f"retry it with `ferry jobs retry {job_id}` if that was a mistake",
+    )
 
 
 def _takes_signal(fn: Callable[..., Any]) -> bool:

@@ -528,12 +528,15 @@ class JobWorker:
         if self._due.take_due(clock.now_ms()):
             self._short = False  # a run this worker knows of is due already
             return
-        waits: list[Awaitable[object]] = [self._nudge.wait(), wake.wait(wake.idle_poll_ms)]
+        woken = asyncio.ensure_future(wake.wait(wake.idle_poll_ms))
+        waits: list[Awaitable[object]] = [self._nudge.wait(), woken]
         soonest = self._due.soonest
         if soonest is not None:
             waits.append(clock.sleep_ms(soonest - clock.now_ms()))
         await first_of(*waits)
-        if not self._nudge.is_set():
+        # A wake that returned took its arrival with it: claim even when a nudge came in
+        # the same turn, or that arrival's run would wait for the next idle poll.
+        if not self._nudge.is_set() or (woken.done() and not woken.cancelled()):
             self._short = False  # the wake, a due run or the poll: runs may be due now
 
     async def _claim_failed(self, error: BaseException, failures: int) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, Field, fields
 from operator import itemgetter
 from typing import Any, Protocol, TypeVar
 
@@ -27,6 +27,7 @@ from ferry.drivers.protocol import (
     QueueStats,
     RunDetail,
     RunLatency,
+    RunStatus,
     RunSummary,
     StepRecord,
 )
@@ -105,7 +106,7 @@ def job_error_of(code: str | None, message: str | None) -> JobError | None:
     return None if code is None else JobError(code, message or "")
 
 
-RunValue = TypeVar("RunValue", RunSummary, RunDetail, ClaimedJob, MovedRun)
+RunValue = TypeVar("RunValue", RunSummary, RunDetail, RunStatus, ClaimedJob, MovedRun)
 
 _READ: dict[str, Callable[[Row], Any]] = {
     "id": lambda row: str(row["id"]),
@@ -124,9 +125,10 @@ two columns, ``attempt`` the ``attempts`` count)."""
 
 
 def run_of(kind: type[RunValue], row: Row, **given: Any) -> RunValue:
-    """A run as any of its values — a list's ``RunSummary``, a ``RunDetail``, a worker's
-    ``ClaimedJob``, a drain's ``MovedRun`` — from one stored row, by the value's own field
-    names; ``given`` supplies what is not a column (the steps, ``slot_held``).
+    """A run as any of its values — a list's ``RunSummary``, a ``RunDetail``, a
+    ``RunStatus``, a worker's ``ClaimedJob``, a drain's ``MovedRun`` — from one stored
+    row, by the value's own field names; ``given`` supplies what is not a column (the
+    steps, the children, ``slot_held``).
 
     This is the one place a run's columns become values: a new column is a field on the
     value type and the column in the statements (Redis: its hash field in
@@ -154,12 +156,17 @@ def _plan(kind: type[Any]) -> _Plan:
         tuple(
             (f.name, _READ.get(f.name, itemgetter(f.name)))
             for f in fields(kind)
-            if f.name in _READ or f.default is MISSING
+            if f.name in _READ or _required(f)
         ),
-        tuple(f.name for f in fields(kind) if f.name not in _READ and f.default is not MISSING),
+        tuple(f.name for f in fields(kind) if f.name not in _READ and not _required(f)),
     )
     _PLANS[kind] = plan
     return plan
+
+
+def _required(f: Field[Any]) -> bool:
+    """A field with no default (nor a default factory): every row must have its column."""
+    return f.default is MISSING and f.default_factory is MISSING
 
 
 def _has(row: Row, name: str) -> bool:

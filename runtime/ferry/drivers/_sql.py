@@ -4,8 +4,8 @@ A driver's ``sql/queries`` folder holds one statement per ``<name>.sql`` file, c
 its name; ``sql/migrations`` holds the numbered migrations (``ferry.drivers._ledger``).
 A file named ``_<name>.sql`` is a *fragment*, not a statement: a part several statements
 share (the settle both round trips of the Postgres worker begin with), included where a
-statement says ``{_<name>}``, without the fragment's leading comment (which documents the
-file, not the statement it lands in).
+statement (or another fragment) says ``{_<name>}``, without the fragment's leading comment
+(which documents the file, not the statement it lands in).
 """
 
 from __future__ import annotations
@@ -26,13 +26,19 @@ def sql_files(package: str) -> Mapping[str, str]:
         if entry.name.endswith(".sql")
     }
     fragments = {name: _fragment_body(text) for name, text in files.items() if name[0] == "_"}
+    for _ in fragments:  # a fragment may include another (at most as deep as there are)
+        fragments = {name: _included(body, fragments) for name, body in fragments.items()}
     statements = {}
     for name, text in files.items():
         if name[0] != "_":
-            for fragment, body in fragments.items():
-                text = text.replace(f"{{{fragment}}}", body)
-            statements[name] = text
+            statements[name] = _included(text, fragments)
     return statements
+
+
+def _included(text: str, fragments: Mapping[str, str]) -> str:
+    for fragment, body in fragments.items():
+        text = text.replace(f"{{{fragment}}}", body)
+    return text
 
 
 def _fragment_body(text: str) -> str:

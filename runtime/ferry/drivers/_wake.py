@@ -23,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
 
 from ferry._aio import first_of, supervise
 from ferry._clock import Clock
@@ -169,23 +170,132 @@ class ChannelWake(SourcedWake):
             self.announce()
 
 
+class SettleWaiters:
+    """The waiters on runs ending in one process (``SettleNews``), each woken by news of a
+    run it watches: ended ids heard on a channel (``heard``: ``"17,18,25"``) or told in
+    process (``settled``), or news of anything (``announce``: a reconnect, another
+    process's commit), after which every waiter reads its runs again."""
+
+    def __init__(
+        self, source: Health, clock: Clock, *, idle_poll_ms: int, unhealthy_poll_ms: int
+    ) -> None:
+        self._source = source
+        self._clock = clock
+        self._idle_poll_ms = idle_poll_ms
+        self._unhealthy_poll_ms = unhealthy_poll_ms
+        self._watching: dict[str, set[_Watch]] = {}
+        self._watches: set[_Watch] = set()
+
+    @property
+    def idle_poll_ms(self) -> int:
+        """How long a waiter may wait before it reads its runs anyway."""
+        return self._idle_poll_ms if self._source.healthy else self._unhealthy_poll_ms
+
+    def watch(self, job_ids: Iterable[str]) -> _Watch:
+        """Begin watching ``job_ids``."""
+        watch = _Watch(self, tuple(job_ids), self._clock)
+        self._watches.add(watch)
+        for job_id in watch.job_ids:
+            self._watching.setdefault(job_id, set()).add(watch)
+        return watch
+
+    def settled(self, job_ids: Iterable[str]) -> None:
+        """These runs ended: wake whoever watches one of them."""
+        if not self._watches:
+            return
+        for job_id in job_ids:
+            for watch in self._watching.get(job_id, ()):
+                watch.tell()
+
+    def heard(self, payload: str) -> None:
+        """A message of the ended channel: the ids of runs one statement ended."""
+        self.settled(payload.split(","))
+
+    def announce(self) -> None:
+        """Anything may have ended: wake every waiter."""
+        for watch in self._watches:
+            watch.tell()
+
+    def forget(self, watch: _Watch) -> None:
+        self._watches.discard(watch)
+        for job_id in watch.job_ids:
+            watching = self._watching.get(job_id)
+            if watching is not None:
+                watching.discard(watch)
+                if not watching:
+                    del self._watching[job_id]
+
+
+class _Watch:
+    """One waiter's ``SettleWatch``: news told between two waits is kept for the next."""
+
+    __slots__ = ("_clock", "_news", "_told", "job_ids")
+
+    def __init__(self, news: SettleWaiters, job_ids: tuple[str, ...], clock: Clock) -> None:
+        self._news = news
+        self._clock = clock
+        self._told = asyncio.Event()
+        self.job_ids = job_ids
+
+    def tell(self) -> None:
+        self._told.set()
+
+    async def wait(self, timeout_ms: int) -> bool:
+        """True once news came (or came since the last wait), False after ``timeout_ms``."""
+        if not self._told.is_set():
+            await first_of(self._told.wait(), self._clock.sleep_ms(timeout_ms))
+        told = self._told.is_set()
+        self._told.clear()
+        return told
+
+    def close(self) -> None:
+        self._news.forget(self)
+
+
+class Receiver(Protocol):
+    """What a ``Listener`` hands a channel's messages to: a ``ChannelWake`` (the queue's,
+    the outbox's) or ``SettleWaiters`` (the ended channel)."""
+
+    def heard(self, payload: str) -> None: ...
+
+    def announce(self) -> None: ...
+
+
 class Listener(Health):
-    """A driver's one listening session over all its channels; heals itself."""
+    """A driver's one listening session over all its channels; heals itself.
+
+    The channels every process needs are listened on from the start; one only some
+    processes need (the ended channel, for result waiters) is added by ``follow`` when
+    first needed, which renews the session at once with every channel."""
 
     def __init__(self, channels: Sequence[str], *, clock: Clock, logger: logging.Logger) -> None:
         super().__init__()
         self._clock = clock
         self._logger = logger
-        self.channels = {channel: ChannelWake(self, clock) for channel in channels}
+        self._wakes = {channel: ChannelWake(self, clock) for channel in channels}
+        self.channels: dict[str, Receiver] = dict(self._wakes)
+        self._renew = asyncio.Event()
+        """Set when a channel was added: the live session ends and a new one starts at once."""
         self._task: asyncio.Task[None] | None = None
 
     def wake(self, channel: str) -> ChannelWake:
         """The waiters of ``channel``, listening from now on (idempotent)."""
+        self._start()
+        return self._wakes[channel]
+
+    def follow(self, channel: str, receiver: Receiver) -> None:
+        """Listen on ``channel`` too from now on, handing its messages to ``receiver``
+        (idempotent: a channel followed already keeps its receiver)."""
+        if channel not in self.channels:
+            self.channels[channel] = receiver
+            self._renew.set()
+        self._start()
+
+    def _start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._keep_listening(), name="ferry-wake")
             # Each session's end is caught inside; this is for what is left: a bug.
             supervise(self._task, logger=self._logger, event="jobs.wake.lost")
-        return self.channels[channel]
 
     async def close(self) -> None:
         """Stop listening and hand the session back."""
@@ -198,8 +308,17 @@ class Listener(Health):
 
     async def _listen(self) -> None:
         """One session: connect, subscribe to every channel, call ``_listening()``, and
-        return (or raise) when the session is lost."""
+        return (or raise) when the session is lost, or once ``_renewal()`` returns."""
         raise NotImplementedError
+
+    async def _renewal(self) -> None:
+        """Return once a channel is added since the session subscribed (a session waits
+        for this beside its messages, and then ends: a new one follows at once)."""
+        await self._renew.wait()
+
+    def _renewed(self) -> bool:
+        """A channel was added since the session subscribed: the session should end."""
+        return self._renew.is_set()
 
     def _listening(self) -> None:
         """The session listens: healthy, and every waiter polls once, because what was
@@ -218,13 +337,17 @@ class Listener(Health):
     async def _keep_listening(self) -> None:
         failures = 0
         while True:
+            self._renew.clear()
             try:
                 await self._listen()
             except Exception as error:  # whatever ended the session, the wake outlives it
                 self._logger.warning(
                     "jobs.wake.lost", extra={"error": f"{type(error).__name__}: {error}"}
                 )
-            else:  # the server closed it (a restart, a failover): as much a loss
+            else:
+                if self._renew.is_set():
+                    continue  # renewed for a new channel, not lost: subscribe again now
+                # The server closed it (a restart, a failover): as much a loss.
                 self._logger.warning("jobs.wake.lost", extra={"error": "the session was closed"})
             if self.healthy:
                 failures = 0  # it did listen: the next reconnect starts from the first delay

@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
 from ferry.drivers.protocol import (
+    ChildRuns,
     JobDriver,
     JobIntrospection,
     LeaseStore,
     OutboxStore,
     RateBuckets,
     RecordStore,
+    RunResults,
     RunTransfer,
     SlotStore,
 )
@@ -51,6 +53,8 @@ RECORDS: Capability[RecordStore] = Capability("records", "keyed records and logs
 OUTBOX: Capability[OutboxStore] = Capability("outbox", "a transactional outbox")
 TRANSFER: Capability[RunTransfer] = Capability("transfer", "moving runs to another store")
 INTROSPECT: Capability[JobIntrospection] = Capability("introspect", "operator reads and actions")
+RESULTS: Capability[RunResults] = Capability("results", "run statuses and news of runs ending")
+CHILDREN: Capability[ChildRuns] = Capability("children", "child runs and a parent waiting for them")
 
 CAPABILITIES: tuple[Capability[Any], ...] = (
     SLOTS,
@@ -60,6 +64,8 @@ CAPABILITIES: tuple[Capability[Any], ...] = (
     OUTBOX,
     TRANSFER,
     INTROSPECT,
+    RESULTS,
+    CHILDREN,
 )
 """Every capability, in the order ``ferry doctor`` lists them."""
 

@@ -6,10 +6,12 @@ the batched claim / settle / renewal path, steps, the wake, stats, retention, th
 migration ledger, open and close. Everything else is a capability a driver declares by
 offering an attribute of its name (``ferry.drivers.capabilities``): fleet ``slots``,
 ``rates`` windows, fenced ``leases``, keyed ``records`` and logs, the ``outbox``, run
-``transfer`` and operator ``introspect``ion. What stands on a primitive — the scheduler's
-leadership and ticks, the maintenance slot, paused tasks, dashboard sessions, the webhook
-and backfill ledgers — is written once above the drivers. A driver opens one pool and one
-LISTEN session (where its store has one); nothing outside ``ferry.drivers`` opens a database.
+``transfer``, operator ``introspect``ion, run ``results`` and ``children`` (fan-out and
+fan-in). What stands on a primitive — the scheduler's leadership and ticks, the
+maintenance slot, paused tasks, dashboard sessions, the webhook and backfill ledgers, a
+run's result and a parent's wait for its children — is written once above the drivers. A
+driver opens one pool and one LISTEN session (where its store has one); nothing outside
+``ferry.drivers`` opens a database.
 ``tests/conformance`` runs every behaviour — the worker's real claim and settle path
 included — on each driver.
 
@@ -22,15 +24,20 @@ lapses, and the next claim counts a new attempt — exactly the at-least-once co
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Generic, Literal, Protocol, TypeAlias, runtime_checkable
+
+from typing_extensions import TypeVar
 
 from ferry._clock import Clock
+from ferry._duration import Duration
 from ferry._payload import JsonValue as JsonValue  # the values that cross the seam
+from ferry._storable import MAX_KEY_BYTES
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers.failures import AttemptFailure
 from ferry.drivers.rates import RateWindow
+from ferry.errors import FerryError
 
 JobState = Literal["queued", "running", "sleeping", "completed", "dead", "cancelled", "moving"]
 JOB_STATES: tuple[JobState, ...] = (
@@ -45,6 +52,12 @@ JOB_STATES: tuple[JobState, ...] = (
 """Every state a run can be in. ``moving``: reserved by ``ferry jobs drain`` on its way to
 another store (``RunTransfer``): no worker claims it, and only a drain finishes it."""
 NackOutcome = Literal["retry", "dead", "interrupted", "sleep", "deferred", "cancelled"]
+ENDED_STATES: frozenset[JobState] = frozenset({"completed", "dead", "cancelled"})
+"""The states a run ends in: it settles into one of them and never leaves it on its own
+(an operator's retry puts a dead or cancelled run back)."""
+
+ResultT_co = TypeVar("ResultT_co", covariant=True, default=Any)
+"""What a run's body returns; unknown (``Any``) where a driver answers."""
 
 
 # --- values: runs -----------------------------------------------------------------------
@@ -64,6 +77,36 @@ class Progress:
 
     current: int
     total: int
+
+
+@dataclass(frozen=True, slots=True)
+class Dedupe:
+    """Which stored run of its key an enqueue is deduplicated against (``@job(dedupe=)``).
+
+    The default dedupes against any run still stored. ``active_only``: only against a run
+    not yet ended (not completed, dead or cancelled); ``window_ms``: only against one
+    created less than ``window_ms`` before now, on the driver's clock. A stored run outside
+    the rule keeps its row but gives its key up, in the enqueue's own transaction (or
+    script): its key is rewritten to ``<key> [superseded: run <id>]``, padded with spaces
+    to ``SUPERSEDED_KEY_BYTES`` — a form no enqueued key can take, unique per run, that
+    still shows the original key in ``jobs show`` — and the new run is written with the key.
+    """
+
+    active_only: bool = False
+    window_ms: int | None = None
+
+    @property
+    def retained(self) -> bool:
+        """Dedupes against every stored run: no run is ever moved aside."""
+        return not self.active_only and self.window_ms is None
+
+
+RETAINED = Dedupe()
+"""The default rule: dedupe against every stored run of the key."""
+
+SUPERSEDED_KEY_BYTES = MAX_KEY_BYTES + 1
+"""A superseded run's key is padded to at least this many bytes of UTF-8: one over the
+longest key an enqueue accepts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,14 +135,51 @@ class EnqueueRequest:
     traceparent: str | None = None
     """The W3C trace context of the span the enqueue was made under (``None``: none), which
     the run's execution span continues (``ferry._tracecontext``)."""
+    dedupe: Dedupe = RETAINED
+    """Which stored run of the key this enqueue dedupes against (the job's ``dedupe=``)."""
+
+
+class ResultSource(Protocol[ResultT_co]):
+    """Where an ``EnqueueResult`` reads its run's status and result from: the job handle
+    that enqueued it (``ferry._jobs.declaration.JobHandle``)."""
+
+    # A wait measured on the driver's clock, not asyncio's: no asyncio.timeout can stand in.
+    async def result(self, job_id: str, *, timeout: Duration = ...) -> ResultT_co: ...  # noqa: ASYNC109
+
+    async def status(self, job_id: str) -> RunStatus: ...
 
 
 @dataclass(frozen=True, slots=True)
-class EnqueueResult:
-    """The run an enqueue resolved to; ``deduplicated`` when the key already had one."""
+class EnqueueResult(Generic[ResultT_co]):
+    """The run an enqueue resolved to; ``deduplicated`` when the key already had one.
+
+    An enqueue through a job handle carries the handle (``source``), so the run's result
+    and status are one call away: ``await (await job.enqueue(...)).result(timeout="30s")``.
+    A driver answers without it (it knows no job types)."""
 
     job_id: str
     deduplicated: bool
+    source: ResultSource[ResultT_co] | None = field(default=None, compare=False, repr=False)
+
+    async def result(self, *, timeout: Duration = "30s") -> ResultT_co:  # noqa: ASYNC109
+        """The run's result once it completed, typed from its body's return annotation
+        (``JobHandle.result``: the refusals for a dead, cancelled or slow run)."""
+        return await self._source().result(self.job_id, timeout=timeout)
+
+    async def status(self) -> RunStatus:
+        """Where the run stands now (``JobHandle.status``)."""
+        return await self._source().status(self.job_id)
+
+    def _source(self) -> ResultSource[ResultT_co]:
+        if self.source is None:
+            raise FerryError(
+                "X_INVARIANT",
+                f"enqueue result of run {self.job_id} carries no job to read its result "
+                "through (it came from a driver, not a job handle)",
+                f"call <job>.result({self.job_id!r}) or <job>.status({self.job_id!r}) on the "
+                "job's handle",
+            )
+        return self.source
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,6 +424,30 @@ class RunSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class RunStatus:
+    """Where one run stands: what ``handle.status``, ``handle.result`` and ``step.wait``
+    read (capability ``results``)."""
+
+    id: str
+    name: str
+    state: JobState
+    attempts: int
+    max_attempts: int
+    progress: Progress | None
+    result: JsonValue
+    """What the body returned, as stored (JSON); None until the run completed."""
+    last_error: JobError | None
+    finished_at_ms: int | None
+    parent_id: str | None = None
+    """The run that enqueued this one with ``step.enqueue``, if any."""
+
+    @property
+    def ended(self) -> bool:
+        """The run settled for good: completed, dead or cancelled."""
+        return self.state in ENDED_STATES
+
+
+@dataclass(frozen=True, slots=True)
 class RunDetail:
     """Everything known about one run: ``jobs show`` reads this."""
 
@@ -360,6 +464,14 @@ class RunDetail:
     steps: Sequence[StepRecord] = field(default_factory=tuple)
     cancel_requested_at_ms: int | None = None
     """When an operator asked to cancel this run while it was running (else None)."""
+    parent_id: str | None = None
+    """The run that enqueued this one with ``step.enqueue`` (its fan-out), if any."""
+    children_pending: int = 0
+    """How many of the runs it enqueued with ``step.enqueue`` have not ended yet."""
+    children_count: int = 0
+    """How many runs it enqueued with ``step.enqueue`` in all."""
+    children: Sequence[RunSummary] = field(default_factory=tuple)
+    """The first of them, oldest first (at most ``CHILDREN_SHOWN``)."""
     failures: Sequence[AttemptFailure] = ()
     """Its failed attempts, oldest first: code, instant and traceback of each, as many as
     the newest 16 kB of them hold (``ferry.drivers.failures``)."""
@@ -370,6 +482,11 @@ class RunDetail:
     rate_deferred_until_ms: int | None = None
     """The instant a claim last deferred it to because its rate limit had no room (else
     None); the run is still waiting for it while it is queued with ``run_at`` equal to it."""
+
+
+CHILDREN_SHOWN = 100
+"""How many of a run's children ``get_run`` lists (``RunDetail.children_count`` has them
+all): a fan-out of 10,000 stays one bounded read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -552,7 +669,11 @@ class StepStore(Protocol):
         ...
 
     async def record(self, job_id: str, step: StepRecord, *, worker_id: str) -> bool:
-        """Record a step if ``worker_id`` still holds the run; answers whether it landed."""
+        """Record a step if ``worker_id`` still holds the run; answers whether it held it.
+
+        A step already recorded is kept (a replayed record is not an error), with one
+        exception: a ``sleep`` record is replaced by a ``run`` record of its name — a
+        ``step.wait`` parks on the record of its deadline and ends with its outcomes."""
         ...
 
 
@@ -664,6 +785,84 @@ class RecordStore(Protocol):
 
     async def tail(self, space: str, key: str, *, limit: int) -> Sequence[JsonValue]:
         """The newest ``limit`` entries of the log of ``(space, key)``, newest first."""
+        ...
+
+
+class SettleWatch(Protocol):
+    """One waiter's watch over some runs' settling (``SettleNews.watch``): open before it
+    first reads their state, so news that lands in between is not lost."""
+
+    async def wait(self, timeout_ms: int) -> bool:
+        """True once one of the watched runs may have ended since the last wait (news of
+        it, or a reconnect after which nothing can be known), False when ``timeout_ms``
+        passed first (on the driver's clock)."""
+        ...
+
+    def close(self) -> None:
+        """Stop watching."""
+        ...
+
+
+class SettleNews(Protocol):
+    """News of runs ending, for waiters on their results: Postgres NOTIFY on the ended
+    channel from the settling statement, Redis pub/sub from the settling script, SQLite
+    this process's own settles at once and other processes' commits by its watcher.
+
+    An accelerator like the queue's wake, never the only path: a waiter reads the runs'
+    state again at least every ``idle_poll_ms``."""
+
+    @property
+    def idle_poll_ms(self) -> int:
+        """How long a waiter may wait before it reads the state anyway."""
+        ...
+
+    def watch(self, job_ids: Iterable[str]) -> SettleWatch:
+        """Begin watching ``job_ids``."""
+        ...
+
+
+class RunResults(Protocol):
+    """Where runs stand and news of their ending (capability ``results``): what
+    ``handle.result``, ``handle.status`` and ``step.wait`` are built on, once, above the
+    drivers."""
+
+    async def statuses(self, job_ids: Sequence[str]) -> list[RunStatus | None]:
+        """Each run's status, in order (None: no run has that id, or it was pruned).
+        One round trip per call; callers keep a call to ``STATUS_BATCH`` ids."""
+        ...
+
+    def news(self) -> SettleNews:
+        """This process's news of runs ending (listening once called)."""
+        ...
+
+
+STATUS_BATCH = 1_000
+"""The most ids one ``RunResults.statuses`` call is given."""
+
+ParentRefusal = Literal["not-held", "cancel-requested"]
+"""Why ``ChildRuns.enqueue_children`` wrote nothing: the worker no longer holds the parent,
+or an operator asked to cancel it."""
+
+
+class ChildRuns(Protocol):
+    """Runs enqueued by a run, and the run waiting for them (capability ``children``):
+    ``step.enqueue`` and ``step.wait``. The rules are ``ferry.drivers.fan_in``'s; a driver
+    offering this applies them in every operation that ends a run or puts it back, in the
+    same statement, transaction or script."""
+
+    async def enqueue_children(
+        self, parent: RunFence, requests: Sequence[EnqueueRequest]
+    ) -> list[EnqueueResult] | ParentRefusal:
+        """Write ``requests`` as children of ``parent.job_id`` — each counted in its
+        ``children_pending`` — if ``parent.worker_id`` holds it and no cancel of it was
+        asked for, in one round trip; results in request order, deduplicated by key like
+        ``enqueue_many`` (a deduplicated child is not counted again)."""
+        ...
+
+    async def await_children(self, parent: RunFence) -> bool:
+        """Mark the held run as waiting for its children: its next park (a ``sleep``
+        settle) ends as soon as none of them is pending, and the last child to end wakes
+        it. Answers whether the worker still held it."""
         ...
 
 
@@ -849,8 +1048,9 @@ class JobDriver(Protocol):
 
     Everything else a driver may offer is a capability, an attribute named after it
     (``ferry.drivers.capabilities``): ``slots``, ``rates``, ``leases``, ``records``,
-    ``outbox``, ``transfer``, ``introspect``. A role or feature that needs one asks for it with
-    ``capabilities.need`` and is refused at start, by name, on a driver without it.
+    ``outbox``, ``transfer``, ``introspect``, ``results``, ``children``. A role or feature
+    that needs one asks for it with ``capabilities.need`` and is refused at start, by name,
+    on a driver without it.
 
     ``stats`` is core: the worker's queue-depth gauge and the autoscaler read it, and every
     store can count its runs per queue and state.

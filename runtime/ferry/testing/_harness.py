@@ -119,15 +119,16 @@ class Harness:
         await self.drain()
         return result
 
+    async def run_due(self) -> int:
+        """Execute one due run, if any (the first in claim order), to its settle: one turn
+        of the worker, the clock untouched; answers how many ran (0 or 1). What a test
+        steps through a fan-out with, one run at a time."""
+        with self.installed():
+            return await self._worker().run_due()
+
     async def drain(self, *, max_attempts: int = 10_000) -> Trace:
         """Execute every due run, fast-forwarding retry backoff, until nothing is due."""
-        worker = JobWorker(
-            driver=self.driver,
-            worker_id=self.worker_id,
-            lease_ms=self.lease_ms,
-            concurrency=1,
-            observer=self.trace,
-        )
+        worker = self._worker()
         with self.installed():
             try:
                 for _ in range(max_attempts):
@@ -148,6 +149,15 @@ class Harness:
             )
         )
         return self.trace
+
+    def _worker(self) -> JobWorker:
+        return JobWorker(
+            driver=self.driver,
+            worker_id=self.worker_id,
+            lease_ms=self.lease_ms,
+            concurrency=1,
+            observer=self.trace,
+        )
 
     async def _fire_due_tasks(self) -> None:
         """One on-time dispatch round at every occurrence instant the clock has passed."""

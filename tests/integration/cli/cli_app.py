@@ -1,4 +1,5 @@
-"""The app the CLI and dashboard tests run against: one job with steps, one task, a seed."""
+"""The app the CLI and dashboard tests run against: a job with steps, a fan-out of it, one
+task, a seed."""
 
 from __future__ import annotations
 
@@ -38,6 +39,23 @@ async def linger(input: Greeting, ctx: JobContext) -> None:
     """Runs until its signal aborts (a drain, a timeout, an operator's cancel)."""
     await ctx.signal.wait()
     throw_if_aborted(ctx)
+
+
+@job(input=Greeting, idempotency_key=lambda i: f"roll-call:{i.name}", name="cli.roll_call")
+async def roll_call(input: Greeting, step: Step) -> list[str]:
+    """Greets two of a team (children), waits for both, and answers how each ended."""
+    team = [(greet, {"name": f"{input.name}-{n}"}) for n in range(2)]
+    outcomes = await step.wait("gather", await step.enqueue("greet-all", team), timeout="1h")
+    return [outcome.state for outcome in outcomes]
+
+
+async def seed_roll_call(driver: JobDriver, clock: FrozenClock) -> str:
+    """One completed roll call of two children; answers the parent's run id."""
+    harness = Harness(driver=driver, clock=clock, tasks=[])
+    with harness.installed():
+        parent = await roll_call.enqueue({"name": "team"})
+        await harness.drain()
+        return parent.job_id
 
 
 nightly = task(

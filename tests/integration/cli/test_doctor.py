@@ -24,7 +24,17 @@ async def test_doctor_passes_every_check_on_a_healthy_schema(
     }
     assert all(c["ok"] for c in checks.values())
     golden("doctor", result.envelope)
-    offered = ["slots", "rates", "leases", "records", "outbox", "transfer", "introspect"]
+    offered = [
+        "slots",
+        "rates",
+        "leases",
+        "records",
+        "outbox",
+        "transfer",
+        "introspect",
+        "results",
+        "children",
+    ]
     assert result.envelope["data"]["capabilities"] == offered
     assert checks["capabilities"]["detail"] == ", ".join(offered)
     assert "clock skew" in ferry("doctor").stdout

@@ -111,6 +111,25 @@ async def test_jobs_show_reports_input_steps_progress_error_and_timestamps(
         assert shown in text
 
 
+async def test_jobs_show_reports_a_result_a_parent_and_its_children(
+    ferry: Ferry, seeded: PostgresJobDriver, cli_app: ModuleType
+) -> None:
+    parent = await cli_app.seed_roll_call(seeded, seeded.clock)
+    run = ferry("jobs", "show", parent, "--json").envelope["data"]
+    assert run["result"] == ["completed", "completed"]
+    assert (run["parentId"], run["childrenCount"], run["childrenPending"]) == (None, 2, 0)
+    children = run["children"]
+    assert [c["name"] for c in children] == ["cli.greet", "cli.greet"]
+    assert {c["state"] for c in children} == {"completed"}
+    child = ferry("jobs", "show", children[0]["id"], "--json").envelope["data"]
+    assert child["parentId"] == parent and child["result"] == {"said": "hello team-0"}
+    text = ferry("jobs", "show", parent).stdout
+    for shown in ("children", "2 (0 not ended)", children[1]["id"], '["completed","completed"]'):
+        assert shown in text
+    child_text = ferry("jobs", "show", children[0]["id"]).stdout
+    assert any(line.split()[:2] == ["parent", parent] for line in child_text.splitlines())
+
+
 async def test_jobs_show_of_an_unknown_run_is_refused_with_x_run_not_found(
     ferry: Ferry, seeded: PostgresJobDriver
 ) -> None:

@@ -12,6 +12,7 @@ import json
 import signal
 import sys
 from collections.abc import AsyncIterator
+from types import ModuleType
 from typing import Any
 
 import httpx
@@ -67,9 +68,10 @@ async def _dead_run(driver: PostgresJobDriver) -> str:
 
 
 async def test_every_read_tool_answers_exactly_what_the_cli_prints(
-    seeded: PostgresJobDriver, ferry: Ferry, postgres_dsn: str, pg_schema: str
+    seeded: PostgresJobDriver, ferry: Ferry, postgres_dsn: str, pg_schema: str, cli_app: ModuleType
 ) -> None:
     dead = await _dead_run(seeded)
+    parent = await cli_app.seed_roll_call(seeded, seeded.clock)  # a result and two children
     async with _stdio(postgres_dsn, pg_schema, READ_TOKEN) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         assert tools == {*READ_TOOLS, *MANAGE_TOOLS} and tools >= SPEC_NAMES
@@ -78,6 +80,7 @@ async def test_every_read_tool_answers_exactly_what_the_cli_prints(
             ("admin.x_jobs.list", {}, "jobs ls"),
             ("admin.x_jobs.list", {"state": "dead", "limit": 5}, "jobs ls --state dead --limit 5"),
             ("admin.x_jobs.show", {"id": dead}, f"jobs show {dead}"),
+            ("admin.x_jobs.show", {"id": parent}, f"jobs show {parent}"),
             ("admin.x_jobs.stats", {"window": "1h"}, "jobs stats --window 1h"),
             ("admin.x_job_tasks.list", {}, "tasks list"),
             ("admin.x_job_tasks.show", {"name": task, "count": 3}, f"tasks show {task} --count 3"),

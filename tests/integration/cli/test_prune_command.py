@@ -35,10 +35,10 @@ async def test_prune_deletes_what_each_retention_lets_go_and_reports_it(
         "completed": 1,
         "dead": 0,
         "slots": 0,
+        "rates": 0,
         "outbox": 0,
         "webhookAttempts": 0,
         "records": 0,
-        "rates": 0,
     }
     assert data["retentionMs"] == {
         "completed": 7 * _DAY_MS,

@@ -39,6 +39,16 @@ async def send_receipt(input: Receipt) -> None:
     """Never run here: these tests are about the enqueue."""
 
 
+@job(
+    input=Receipt,
+    idempotency_key=lambda i: f"resend:{i.order_id}",
+    name="joined.resend",
+    dedupe="active",
+)
+async def resend_receipt(input: Receipt) -> None:
+    """Never run here: a run of its key that has ended gives the key up to the next enqueue."""
+
+
 _orders = itertools.count(1)
 
 
@@ -48,9 +58,9 @@ class Kind(Protocol):
     async def write(
         self, order_id: int, *, then: str, fail: bool = False
     ) -> EnqueueResult | str | None:
-        """In one transaction: insert the order row, then ``then`` ("enqueue" or
-        "append"); commit, or (``fail``) raise and roll back. Answers the enqueue's result
-        or the entry id."""
+        """In one transaction: insert the order row, then ``then`` ("enqueue", "resend" —
+        an enqueue of the ``dedupe="active"`` job — or "append"); commit, or (``fail``)
+        raise and roll back. Answers the enqueue's result or the entry id."""
         ...
 
 
@@ -157,6 +167,8 @@ class SqlAlchemySyncKind:
 async def _then(driver: PostgresJobDriver, then: str, order_id: int, connection: Any) -> Any:
     if then == "enqueue":
         return await send_receipt.enqueue({"order_id": order_id}, connection=connection)
+    if then == "resend":
+        return await resend_receipt.enqueue({"order_id": order_id}, connection=connection)
     return await driver.outbox.append(
         "joined.receipt", {"order_id": order_id}, connection=connection
     )
@@ -165,6 +177,8 @@ async def _then(driver: PostgresJobDriver, then: str, order_id: int, connection:
 def _then_sync(driver: PostgresJobDriver, then: str, order_id: int, connection: Any) -> Any:
     if then == "enqueue":
         return send_receipt.enqueue_sync({"order_id": order_id}, connection=connection)
+    if then == "resend":
+        return resend_receipt.enqueue_sync({"order_id": order_id}, connection=connection)
     return driver.outbox.append_sync(
         "joined.receipt", {"order_id": order_id}, connection=connection
     )
@@ -257,3 +271,25 @@ async def test_an_outbox_entry_commits_with_the_row_and_rolls_back_with_it(
     ]
     rows = await db.fetch(f'SELECT id FROM "{schema}".orders ORDER BY id')
     assert [r["id"] for r in rows] == [committed]
+
+
+async def test_a_dedupe_rule_moves_an_ended_runs_key_only_with_the_callers_commit(
+    kind: Kind, driver: PostgresJobDriver, harness: Any
+) -> None:
+    order_id = next(_orders)
+    key = resend_receipt.idempotency_key_for({"order_id": order_id})
+    ended = await resend_receipt.enqueue({"order_id": order_id})
+    assert await driver.introspect.cancel_run(ended.job_id) == "cancelled"
+
+    with pytest.raises(Failed):
+        await kind.write(order_id, then="resend", fail=True)
+    kept = await driver.introspect.get_run(ended.job_id)
+    assert kept is not None and kept.idempotency_key == key  # rolled back: nothing moved
+
+    result = await kind.write(order_id, then="resend")
+    assert isinstance(result, EnqueueResult) and not result.deduplicated
+    moved = await driver.introspect.get_run(ended.job_id)
+    assert moved is not None
+    assert moved.idempotency_key.rstrip(" ") == f"{key} [superseded: run {ended.job_id}]"
+    new = await driver.introspect.get_run(result.job_id)
+    assert new is not None and new.idempotency_key == key

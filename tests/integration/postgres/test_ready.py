@@ -1,5 +1,7 @@
 """The ready set on Postgres (migration 0013): rotation by TRUNCATE, a rotation held back by
-a reader, runs due later promoted, stale rows dropped, lapsed leases rescued."""
+a reader, runs due later promoted, stale rows dropped, lapsed leases rescued; the runs made
+claimable outside the ready-writing statements (migration 0029's trigger): a drain's
+release, a parent woken by its last child."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from ferry._clock import FrozenClock
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers._postgres.queries import READY_LOOKAHEAD_MS, Queries
 from ferry.drivers._postgres.ready import TEND_EVERY_MS
-from ferry.drivers.protocol import AckOptions, ClaimOptions
+from ferry.drivers.protocol import AckOptions, ClaimOptions, NackOptions, RunFence
 
 
 async def _rows(db: asyncpg.Connection, schema: str, table: str) -> int:
@@ -138,3 +140,47 @@ async def test_a_lapsed_lease_is_back_in_the_queue_at_the_next_turn(
     assert (again.id, again.attempt) == (first.id, 2)
     state = await db.fetchval(f'SELECT state FROM "{pg_schema}".jobs WHERE id = $1', int(first.id))
     assert state == "running"
+
+
+async def test_a_released_run_is_ready_again_at_its_instant(
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, clock: FrozenClock
+) -> None:
+    later = clock.now_ms() + 10 * READY_LOOKAHEAD_MS
+    written = await driver.enqueue_many([send("now"), send("later", run_at_ms=later)])
+    ids = [run.job_id for run in written]
+    assert len(await driver.transfer.reserve("drain", target="elsewhere", limit=2)) == 2
+    assert await _rows(db, pg_schema, "ready") == 0, "a reserved run leaves the set"
+
+    assert sorted(await driver.transfer.release("drain", ids)) == sorted(ids)
+
+    rows = await db.fetch(f'SELECT part, id::text FROM "{pg_schema}".ready ORDER BY part')
+    assert [(r["part"], r["id"]) for r in rows] == [(0, ids[0]), (2, ids[1])], (
+        "due now: where claims look; due after the lookahead: apart"
+    )
+    claimed = await driver.claim(ClaimOptions("w", 30_000, limit=2))
+    assert [c.idempotency_key for c in claimed] == ["now"]
+
+
+async def test_a_parent_whose_last_child_ends_long_after_its_park_is_claimable_at_once(
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, clock: FrozenClock
+) -> None:
+    """The wake moves the parent's instant in place (migration 0023's trigger), from the
+    child's statement: its row goes where claims look, however long ago it parked."""
+    parent = (await driver.enqueue(send("parent"))).job_id
+    assert [c.id for c in await driver.claim(ClaimOptions("w1", 30_000, limit=1))] == [parent]
+    children = await driver.children.enqueue_children(RunFence(parent, "w1"), [send("child")])
+    assert not isinstance(children, str), children
+    assert await _rows(db, pg_schema, "ready_0") == 1, "a child written is ready"
+    assert await driver.children.await_children(RunFence(parent, "w1"))
+    day = 86_400_000
+    assert await driver.nack(parent, NackOptions("w1", "sleep", clock.now_ms() + day))
+    assert await _rows(db, pg_schema, "ready_later") == 1, "parked until its deadline"
+    long_lease = 100 * READY_LOOKAHEAD_MS
+    [child] = await driver.claim(ClaimOptions("w2", long_lease, limit=1))
+    clock.set(clock.now_ms() + 10 * READY_LOOKAHEAD_MS)
+    assert await driver.claim(ClaimOptions("w3", 30_000, limit=1)) == [], "this turn tended"
+
+    assert await driver.ack(child.id, AckOptions("w2"))
+
+    [resumed] = await driver.claim(ClaimOptions("w1", 30_000, limit=1))
+    assert (resumed.id, resumed.attempt) == (parent, 1), "no promotion needed: a turn away"

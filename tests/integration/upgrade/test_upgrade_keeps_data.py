@@ -167,6 +167,9 @@ async def test_every_run_and_every_record_of_an_old_store_survives_the_upgrade(
     assert await ledger.endpoint("ep-1") == EndpointState(3, T0 + 9, "3 consecutive failures")
     assert [a.event_id for a in await ledger.attempts("ep-1")] == ["ev-4", "ev-3", "ev-2", "ev-1"]
     assert (await ledger.endpoint("ep-2")).consecutive_failures == 0
+    assert await ledger.endpoint("ep-3") == EndpointState(0, T0 + 10, "disabled by an operator"), (
+        "an endpoint disabled with no attempt logged stays disabled"
+    )
     assert await Sessions(driver).revoked("sess-1")
 
     claimed = await driver.claim(ClaimOptions("w-new", HOUR, limit=10))

@@ -201,6 +201,50 @@ async def wedge(input: WedgeInput) -> None:
     time.sleep(input.seconds)  # noqa: ASYNC251 — the deliberate bug under test
 
 
+class LeafInput(BaseModel):
+    key: str
+    ms: int = 0
+
+
+@job(
+    input=LeafInput,
+    idempotency_key=lambda i: f"leaf:{i.key}",
+    retry=Retry(attempts=1000, backoff="fixed", base="100ms"),
+    name="leaf",
+)
+async def leaf(input: LeafInput, ctx: JobContext) -> int:
+    """A child of ``fan``: records that it ran, works ``ms`` (signal-aware), returns 1."""
+    await _record_effect(input.key, "ran", ctx)
+    await _sleep_unless_aborted(input.ms, ctx.signal)
+    return 1
+
+
+class FanInput(BaseModel):
+    key: str
+    children: int
+    child_ms: int = 0
+
+
+@job(
+    input=FanInput,
+    idempotency_key=lambda i: f"fan:{i.key}",
+    retry=Retry(attempts=1000, backoff="fixed", base="100ms"),
+    queue="parents",
+    name="fan",
+)
+async def fan(input: FanInput, step: Step, ctx: JobContext) -> int:
+    """Fans out ``children`` leaves, waits for them all, answers how many completed. Every
+    execution records ``entered``; the one after the wait records ``resumed`` too."""
+    await _record_effect(input.key, "entered", ctx)
+    children = await step.enqueue(
+        "fan-out",
+        [(leaf, {"key": f"{input.key}/{n}", "ms": input.child_ms}) for n in range(input.children)],
+    )
+    outcomes = await step.wait("gather", children, timeout="10m")
+    await _record_effect(input.key, "resumed", ctx)
+    return sum(1 for outcome in outcomes if outcome.state == "completed")
+
+
 class NapInput(BaseModel):
     key: str
     ms: int

@@ -23,7 +23,9 @@ from ferry.drivers._columns import (
     run_pk,
 )
 from ferry.drivers._ledger import LedgerState, Migration
+from ferry.drivers._postgres.children import PostgresChildren
 from ferry.drivers._postgres.database import Database, Pool
+from ferry.drivers._postgres.enqueued import resolved
 from ferry.drivers._postgres.introspect import PostgresIntrospection
 from ferry.drivers._postgres.joined import Row, joined_session
 from ferry.drivers._postgres.ledger import known_migrations
@@ -32,13 +34,21 @@ from ferry.drivers._postgres.outbox import PostgresOutbox
 from ferry.drivers._postgres.rates import PostgresRateBuckets
 from ferry.drivers._postgres.ready import ReadyTending
 from ferry.drivers._postgres.records import PostgresLeaseStore, PostgresRecordStore
+from ferry.drivers._postgres.results import PostgresResults
 from ferry.drivers._postgres.slots import PostgresSlotStore
 from ferry.drivers._postgres.steps import PostgresStepStore
 from ferry.drivers._postgres.transfer import PostgresTransfer
-from ferry.drivers._postgres.wake import ChannelWake, Listener
+from ferry.drivers._postgres.wake import (
+    IDLE_POLL_MAX_MS,
+    IDLE_POLL_MAX_WAKE_PROVEN_MS,
+    ChannelWake,
+    Listener,
+)
 from ferry.drivers._refusals import shared_connection
 from ferry.drivers._retention import pruned_in_batches
+from ferry.drivers._wake import SettleWaiters
 from ferry.drivers.protocol import (
+    SUPERSEDED_KEY_BYTES,
     AckOptions,
     ClaimedJob,
     ClaimOptions,
@@ -97,6 +107,14 @@ class PostgresJobDriver(DerivedCalls):
         self.introspect = PostgresIntrospection(self._db)
         self.outbox = PostgresOutbox(self._db, lambda: self._channel(queries.outbox_channel))
         self.transfer = PostgresTransfer(self._db)
+        self._ended = SettleWaiters(
+            self._listener,
+            clock,
+            idle_poll_ms=IDLE_POLL_MAX_WAKE_PROVEN_MS,
+            unhealthy_poll_ms=IDLE_POLL_MAX_MS,
+        )
+        self.results = PostgresResults(self._db, self._news)
+        self.children = PostgresChildren(self._db)
         self._location = (
             store_location(target, queries.schema)
             if isinstance(target, str)
@@ -162,36 +180,58 @@ class PostgresJobDriver(DerivedCalls):
         self._db.check_open()
         return self._listener.wake(channel)
 
+    def _news(self) -> SettleWaiters:
+        """The waiters on runs ending, the LISTEN session following the ended channel from
+        the first call (only processes that wait for results listen to it)."""
+        self._db.check_open()
+        self._listener.follow(self._db.queries.ended_channel, self._ended)
+        return self._ended
+
     async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
         return (await self.enqueue_many([request]))[0]
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
+        """On the caller's connection when the requests join its transaction, else on the
+        pool — in a transaction of its own when a dedupe rule may move a run's key aside,
+        so the key moves only with the run that takes it."""
         if not requests:
             return []
-        session = await self._session_for(requests)
-        first: dict[str, int] = {}  # key -> the request that writes it; later ones dedupe
-        for index, request in enumerate(requests):
-            first.setdefault(request.idempotency_key, index)
-        runs: dict[str, EnqueueResult] = {}
-        pending = [requests[i] for i in first.values()]
-        while pending:
-            *columns, traces = array_columns(map(_enqueue_row, pending))
-            written = await session.fetch(
-                self._db.queries["enqueue"], *columns, self._clock.now_ms(), traces
+        connection = shared_connection(requests)
+        if connection is not None:
+            session = await joined_session(
+                connection, self._db, what=f'enqueue of job "{requests[0].name}"'
             )
-            runs.update((r["idempotency_key"], EnqueueResult(r["id"], False)) for r in written)
-            taken = [r.idempotency_key for r in pending if r.idempotency_key not in runs]
-            if taken:
-                existing = await session.fetch(self._db.queries["enqueue_existing"], taken)
-                runs.update((r["idempotency_key"], EnqueueResult(r["id"], True)) for r in existing)
-            # A run pruned between the two statements left its key free: write it again.
-            pending = [r for r in pending if r.idempotency_key not in runs]
-        return [
-            EnqueueResult(runs[r.idempotency_key].job_id, True)
-            if first[r.idempotency_key] != index
-            else runs[r.idempotency_key]
-            for index, r in enumerate(requests)
-        ]
+            return await self._enqueue_on(session, requests)
+        pool = await self._db.pool()
+        if all(r.dedupe.retained for r in requests):
+            return await self._enqueue_on(pool, requests)
+        async with pool.acquire() as borrowed, borrowed.transaction():
+            return await self._enqueue_on(borrowed, requests)
+
+    async def _enqueue_on(
+        self, session: _Fetches, requests: Sequence[EnqueueRequest]
+    ) -> list[EnqueueResult]:
+        queries = self._db.queries
+
+        async def write(pending: list[EnqueueRequest]) -> Sequence[Row]:
+            now = self._clock.now_ms()
+            ruled = [r for r in pending if not r.dedupe.retained]
+            if ruled:
+                await session.fetch(
+                    queries["enqueue_supersede"],
+                    [r.idempotency_key for r in ruled],
+                    [r.dedupe.active_only for r in ruled],
+                    [r.dedupe.window_ms for r in ruled],
+                    now,
+                    SUPERSEDED_KEY_BYTES,
+                )
+            *columns, traces = array_columns(map(_enqueue_row, pending))
+            return await session.fetch(queries["enqueue"], *columns, now, traces)
+
+        async def existing(keys: list[str]) -> Sequence[Row]:
+            return await session.fetch(queries["enqueue_existing"], keys)
+
+        return await resolved(requests, write, existing)
 
     async def claim(self, options: ClaimOptions) -> list[ClaimedJob]:
         """One statement (``settle_and_claim`` with nothing to settle); with
@@ -349,15 +389,6 @@ class PostgresJobDriver(DerivedCalls):
     async def close(self) -> None:
         await self._listener.close()
         await self._db.close()
-
-    async def _session_for(self, requests: Sequence[EnqueueRequest]) -> _Fetches:
-        """The caller's connection when the requests join its transaction, else the pool."""
-        connection = shared_connection(requests)
-        if connection is None:
-            return await self._db.pool()
-        return await joined_session(
-            connection, self._db, what=f'enqueue of job "{requests[0].name}"'
-        )
 
 
 def _enqueue_row(r: EnqueueRequest) -> tuple[Any, ...]:

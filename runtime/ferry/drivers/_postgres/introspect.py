@@ -14,8 +14,11 @@ from ferry.drivers._columns import (
     run_pk,
 )
 from ferry.drivers._postgres.database import Database
+from ferry.drivers._postgres.joined import Row
 from ferry.drivers._refusals import OneRunActions
+from ferry.drivers.fan_in import CANCELLED_WITH_PARENT
 from ferry.drivers.protocol import (
+    CHILDREN_SHOWN,
     OutcomeBucket,
     QueueStats,
     RunChange,
@@ -67,19 +70,50 @@ class PostgresIntrospection(OneRunActions):
         if row is None:
             return None
         steps = [StepRecord(**step) for step in json.loads(row["steps"])]
-        return run_of(RunDetail, row, steps=tuple(steps))
+        children = (
+            await pool.fetch(self._db.queries["run_children"], pk, CHILDREN_SHOWN)
+            if row["children_count"]
+            else []
+        )
+        return run_of(
+            RunDetail,
+            row,
+            steps=tuple(steps),
+            children=tuple(run_of(RunSummary, child) for child in children),
+        )
 
     async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         return await self._change("run_retry", job_ids, self._db.clock.now_ms())
 
     async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
-        return await self._change(
-            "run_cancel",
-            job_ids,
-            self._db.clock.now_ms(),
-            CANCELLED_BY_OPERATOR.code,
-            CANCELLED_BY_OPERATOR.message,
-        )
+        """Cancel the runs, then the descendants of those it changed that have not ended,
+        in one transaction of two statements: the second one's snapshot sees every child a
+        run enqueued before the first one locked it (``run_cancel_descendants.sql``)."""
+        pks = [pk for pk in (run_pk(job_id) for job_id in job_ids) if pk is not None]
+        if not pks:
+            return []
+        now = self._db.clock.now_ms()
+        queries = self._db.queries
+        pool = await self._db.pool()
+        async with pool.acquire() as connection, connection.transaction():
+            rows = await connection.fetch(
+                queries["run_cancel"],
+                pks,
+                now,
+                CANCELLED_BY_OPERATOR.code,
+                CANCELLED_BY_OPERATOR.message,
+            )
+            changes = [_change_of(row) for row in rows]
+            parents = [int(change.id) for change in changes if change.changed]
+            if parents:
+                await connection.fetchval(
+                    queries["run_cancel_descendants"],
+                    parents,
+                    now,
+                    CANCELLED_WITH_PARENT.code,
+                    CANCELLED_WITH_PARENT.message,
+                )
+        return changes
 
     async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         return await self._change("run_delete", job_ids)
@@ -132,4 +166,9 @@ class PostgresIntrospection(OneRunActions):
             return []
         pool = await self._db.pool()
         rows = await pool.fetch(self._db.queries[query], pks, *more)
-        return [RunChange(row["id"], row["name"], row["state"], row["changed"]) for row in rows]
+        return [_change_of(row) for row in rows]
+
+
+def _change_of(row: Row) -> RunChange:
+    """A many-run action's answer for one run."""
+    return RunChange(row["id"], row["name"], row["state"], row["changed"])

@@ -3,8 +3,9 @@
 The Python side calls a statement by its name, so a reviewer reads the claim query in
 one place (a part several statements share is a fragment, ``ferry.drivers._sql``). A file
 may use placeholders, substituted once per schema: ``{schema}`` (the quoted schema
-identifier), ``{channel}`` and ``{outbox_channel}`` (the NOTIFY channels of runs and of
-outbox entries, as SQL literals), ``{ready_lookahead_ms}`` (``READY_LOOKAHEAD_MS``).
+identifier), ``{channel}``, ``{outbox_channel}`` and ``{ended_channel}`` (the NOTIFY
+channels of runs, of outbox entries and of runs ending, as SQL literals),
+``{ready_lookahead_ms}`` (``READY_LOOKAHEAD_MS``).
 Substitution is safe because ``checked_schema`` admits only ``[a-z0-9_]`` names.
 """
 
@@ -18,14 +19,16 @@ from ferry.errors import FerryError
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _CHANNEL_SUFFIX = "_jobs"
 _OUTBOX_CHANNEL_SUFFIX = "_outbox"
-_LONGEST_SUFFIX = max(len(_CHANNEL_SUFFIX), len(_OUTBOX_CHANNEL_SUFFIX))
+_ENDED_CHANNEL_SUFFIX = "_ended"  # no longer than the others: it must not shorten schema names
+_LONGEST_SUFFIX = max(len(_CHANNEL_SUFFIX), len(_OUTBOX_CHANNEL_SUFFIX), len(_ENDED_CHANNEL_SUFFIX))
 _MAX_IDENTIFIER = 63  # PostgreSQL's NAMEDATALEN - 1; a longer NOTIFY channel is refused
 
 READY_LOOKAHEAD_MS = 30_000
 """A run due within this of now is ready in the rotating partitions claims read; one due
 later waits in ``ready_later`` until promotion (``ferry.drivers._postgres.ready``), so
 rotations never copy the runs sleeping for days. Far longer than a tending interval: a
-run is promoted long before it falls due."""
+run is promoted long before it falls due. Migration 0029's trigger is rendered with it: a
+new value reaches a store's trigger only through a migration that recreates it."""
 
 
 def checked_schema(schema: str) -> str:
@@ -57,6 +60,12 @@ def outbox_channel_for(schema: str) -> str:
     return f"{schema}{_OUTBOX_CHANNEL_SUFFIX}"
 
 
+def ended_channel_for(schema: str) -> str:
+    """The LISTEN/NOTIFY channel that announces the runs of ``schema`` each statement ended
+    (payload: their ids, comma-separated): what result waiters listen on."""
+    return f"{schema}{_ENDED_CHANNEL_SUFFIX}"
+
+
 class Queries:
     """The driver's statements rendered for one schema, by name."""
 
@@ -64,6 +73,7 @@ class Queries:
         self.schema = checked_schema(schema)
         self.channel = channel_for(schema)
         self.outbox_channel = outbox_channel_for(schema)
+        self.ended_channel = ended_channel_for(schema)
         self._rendered = {
             name: self.render(text)
             for name, text in sql_files("ferry.drivers._postgres.sql.queries").items()
@@ -78,6 +88,7 @@ class Queries:
         return (
             sql.replace("{schema}", f'"{self.schema}"')
             .replace("{outbox_channel}", f"'{self.outbox_channel}'")
+            .replace("{ended_channel}", f"'{self.ended_channel}'")
             .replace("{channel}", f"'{self.channel}'")
             .replace("{ready_lookahead_ms}", str(READY_LOOKAHEAD_MS))
         )

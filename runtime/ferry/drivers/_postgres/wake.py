@@ -63,7 +63,9 @@ class Listener(_Listener):
         async with self._session() as connection:
             lost = asyncio.Event()
             connection.add_termination_listener(lambda _, lost=lost: lost.set())
-            for channel in self.channels:
+            # A snapshot: a channel followed while these subscribe renews the session, and
+            # must not change the dict under this loop.
+            for channel in list(self.channels):
                 await connection.add_listener(channel, self._on_notify)
             try:
                 self._listening()
@@ -72,9 +74,12 @@ class Listener(_Listener):
                 await _unlisten(connection, list(self.channels), self._on_notify)
 
     async def _watch(self, connection: ListenConnection, lost: asyncio.Event) -> None:
-        """Return when the session drops; raise when it stops answering a probe."""
+        """Return when the session drops or a channel is added; raise when it stops
+        answering a probe."""
         while not lost.is_set():
-            await first_of(lost.wait(), self._clock.sleep_ms(PROBE_INTERVAL_MS))
+            await first_of(lost.wait(), self._renewal(), self._clock.sleep_ms(PROBE_INTERVAL_MS))
+            if self._renewed():
+                return
             if not lost.is_set():
                 await connection.execute("SELECT 1", timeout=_PROBE_TIMEOUT_S)
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ferry._payload import json_text
-from ferry.drivers.protocol import JsonValue, Progress, StepRecord
+from ferry.drivers.protocol import EnqueueRequest, JsonValue, Progress, StepRecord
 
 __all__ = [
     "columns_of",
@@ -20,12 +20,32 @@ __all__ = [
     "opt",
     "optional_int",
     "progress_args",
+    "request_args",
 ]
 
 
 def opt(value: object) -> str:
     """An optional script argument."""
     return "" if value is None else f"={value}"
+
+
+def request_args(r: EnqueueRequest) -> list[str | int]:
+    """One enqueue request as the ``enqueue`` (and ``enqueue_children``) script's 12
+    arguments."""
+    return [
+        r.name,
+        r.queue,
+        r.payload_json if r.payload_json is not None else json_text(r.payload),
+        r.idempotency_key,
+        r.max_attempts,
+        opt(r.run_at_ms),
+        opt(r.tenant),
+        opt(r.actor),
+        opt(r.concurrency_key),
+        r.priority,
+        opt(r.rate_key),
+        opt(r.traceparent),
+    ]
 
 
 def progress_args(progress: Progress | None) -> tuple[str, str]:
@@ -58,13 +78,15 @@ _COLUMNS = {
     "err_msg": "last_error_message",
     "pcur": "progress_current",
     "ptot": "progress_total",
+    "parent": "parent_id",
+    "pending": "children_pending",
     "tp": "traceparent",
 }
 """A run hash's fields by the column names of the SQL drivers (the others are alike)."""
 _INTEGERS = {
     "attempts", "max_attempts", "priority", "run_at_ms", "created_at_ms", "updated_at_ms",
     "lease_expires_at_ms", "finished_at_ms", "cancel_requested_at_ms", "progress_current",
-    "progress_total", "rate_deferred_until_ms",
+    "progress_total", "children_pending", "rate_deferred_until_ms",
 }  # fmt: skip
 _OPTIONAL = (
     "tenant", "actor", "concurrency_key", "locked_by", "lease_expires_at_ms", "result",

@@ -23,7 +23,14 @@ from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._columns import run_of
 from ferry.drivers._ledger import LedgerState, Migration
-from ferry.drivers._redis.codec import columns_of, json_text, opt, progress_args
+from ferry.drivers._redis.children import RedisChildren
+from ferry.drivers._redis.codec import (
+    columns_of,
+    json_text,
+    opt,
+    progress_args,
+    request_args,
+)
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
@@ -31,14 +38,21 @@ from ferry.drivers._redis.migrate import apply_migrations, known_migrations, rea
 from ferry.drivers._redis.outbox import RedisOutbox
 from ferry.drivers._redis.rates import RedisRateBuckets
 from ferry.drivers._redis.records import RedisLeaseStore, RedisRecordStore
+from ferry.drivers._redis.results import RedisResults
 from ferry.drivers._redis.slots import RedisSlotStore
 from ferry.drivers._redis.steps import RedisStepStore
 from ferry.drivers._redis.transfer import RedisTransfer
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._retention import pruned_in_batches
-from ferry.drivers._wake import ChannelWake
+from ferry.drivers._wake import (
+    IDLE_POLL_MAX_MS,
+    IDLE_POLL_MAX_WAKE_PROVEN_MS,
+    ChannelWake,
+    SettleWaiters,
+)
 from ferry.drivers.protocol import (
+    SUPERSEDED_KEY_BYTES,
     AckOptions,
     ClaimedJob,
     ClaimOptions,
@@ -82,6 +96,14 @@ class RedisJobDriver(DerivedCalls):
             self._connection, clock, lambda: self._channel(self._keys.outbox_channel)
         )
         self.transfer = RedisTransfer(self._connection, clock)
+        self._ended = SettleWaiters(
+            self._listener,
+            clock,
+            idle_poll_ms=IDLE_POLL_MAX_WAKE_PROVEN_MS,
+            unhealthy_poll_ms=IDLE_POLL_MAX_MS,
+        )
+        self.results = RedisResults(self._connection, self._news)
+        self.children = RedisChildren(self._connection, clock)
 
     @property
     def name(self) -> str:
@@ -149,6 +171,13 @@ class RedisJobDriver(DerivedCalls):
         self._connection.check_open()
         return self._listener.wake(channel)
 
+    def _news(self) -> SettleWaiters:
+        """The waiters on runs ending, the pub/sub session following the ended channel
+        from the first call (only processes that wait for results subscribe to it)."""
+        self._connection.check_open()
+        self._listener.follow(self._keys.ended_channel, self._ended)
+        return self._ended
+
     async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
         return (await self.enqueue_many([request]))[0]
 
@@ -165,22 +194,9 @@ class RedisJobDriver(DerivedCalls):
                 "sqlite_job_driver(...).outbox) in its transaction and let the relay enqueue "
                 "here",
             )
-        args: list[str | int] = [self._clock.now_ms(), len(requests)]
+        args: list[str | int] = [self._clock.now_ms(), SUPERSEDED_KEY_BYTES, len(requests)]
         for r in requests:
-            args += [
-                r.name,
-                r.queue,
-                r.payload_json if r.payload_json is not None else json_text(r.payload),
-                r.idempotency_key,
-                r.max_attempts,
-                opt(r.run_at_ms),
-                opt(r.tenant),
-                opt(r.actor),
-                opt(r.concurrency_key),
-                r.priority,
-                opt(r.rate_key),
-                opt(r.traceparent),
-            ]
+            args += [*request_args(r), int(r.dedupe.active_only), opt(r.dedupe.window_ms)]
         answers = await self._connection.run("enqueue", *args)
         return [
             EnqueueResult(str(job_id), bool(deduplicated))

@@ -19,7 +19,9 @@ from ferry.drivers._redis.codec import columns_of, opt, optional_int, steps_of
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.keyspace import run_id
 from ferry.drivers._refusals import OneRunActions
+from ferry.drivers.fan_in import CANCELLED_WITH_PARENT
 from ferry.drivers.protocol import (
+    CHILDREN_SHOWN,
     JOB_STATES,
     JobState,
     OutcomeBucket,
@@ -109,13 +111,33 @@ class RedisIntrospection(OneRunActions):
         known = run_id(job_id)
         if known is None:
             return None
-        run, steps = await self._connection.commands(
-            ("HGETALL", self._connection.keys("job", known)),
-            ("HGETALL", self._connection.keys("steps", known)),
+        keys = self._connection.keys
+        run, steps, children_count, child_ids = await self._connection.commands(
+            ("HGETALL", keys("job", known)),
+            ("HGETALL", keys("steps", known)),
+            ("ZCARD", keys("children", known)),
+            ("ZRANGE", keys("children", known), "0", str(CHILDREN_SHOWN - 1)),
         )
         if not run:
             return None
-        return run_of(RunDetail, columns_of(known, run), steps=tuple(steps_of(steps)))
+        children = (
+            await self._connection.commands(
+                *(("HMGET", keys("job", child), *_SUMMARY) for child in child_ids)
+            )
+            if child_ids
+            else []
+        )
+        return run_of(
+            RunDetail,
+            columns_of(known, run),
+            steps=tuple(steps_of(steps)),
+            children_count=children_count,
+            children=tuple(
+                _summary([child, *values])
+                for child, values in zip(child_ids, children, strict=True)
+                if values[0] is not None  # pruned meanwhile
+            ),
+        )
 
     async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         return await self._change("run_retry", job_ids, self._clock.now_ms())
@@ -127,6 +149,7 @@ class RedisIntrospection(OneRunActions):
             self._clock.now_ms(),
             CANCELLED_BY_OPERATOR.code,
             CANCELLED_BY_OPERATOR.message,
+            CANCELLED_WITH_PARENT.message,
         )
 
     async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:

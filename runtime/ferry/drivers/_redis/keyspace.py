@@ -48,6 +48,12 @@ class Keyspace:
         """The pub/sub channel an appended outbox entry is announced on."""
         return self("outbox", "wake")
 
+    @property
+    def ended_channel(self) -> str:
+        """The pub/sub channel the runs a script ended are announced on (their ids,
+        comma-separated): what result waiters listen to."""
+        return self("ended")
+
 
 def run_id(job_id: str) -> str | None:
     """``job_id`` if it can name a run (runs are numbered 1, 2, …), else None: no run has

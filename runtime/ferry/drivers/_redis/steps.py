@@ -36,5 +36,6 @@ class RedisStepStore:
             self._clock.now_ms(),
             step.name,
             step_document(step),
+            step.kind,
         )
         return bool(landed)

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from redis.asyncio import Redis
 
+from ferry._aio import first_of
 from ferry._clock import Clock
 from ferry.drivers._wake import PROBE_INTERVAL_MS
 from ferry.drivers._wake import Listener as _Listener
@@ -40,7 +41,16 @@ class PubSubListener(_Listener):
             loop = asyncio.get_running_loop()
             silent_since = loop.time()
             while True:
-                message = await pubsub.get_message(timeout=PROBE_INTERVAL_MS / 1000)
+                # Beside the next message, a channel being added (the ended channel, when
+                # this process first waits for a result) ends the session: the pub/sub
+                # connection is closed below, whatever state the cancelled read left it in.
+                getting = asyncio.ensure_future(
+                    pubsub.get_message(timeout=PROBE_INTERVAL_MS / 1000)
+                )
+                await first_of(getting, self._renewal())
+                if self._renewed():
+                    return
+                message = getting.result()
                 if message is not None:
                     silent_since = loop.time()
                     if message["type"] == "message":

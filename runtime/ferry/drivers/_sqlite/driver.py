@@ -22,6 +22,7 @@ from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._refusals import shared_connection
 from ferry.drivers._retention import pruned_in_batches
 from ferry.drivers._sqlite import runs
+from ferry.drivers._sqlite.children import SqliteChildren
 from ferry.drivers._sqlite.database import Database
 from ferry.drivers._sqlite.introspect import SqliteIntrospection
 from ferry.drivers._sqlite.joined import joined_connection
@@ -29,11 +30,13 @@ from ferry.drivers._sqlite.migrate import known_migrations
 from ferry.drivers._sqlite.outbox import SqliteOutbox
 from ferry.drivers._sqlite.rates import SqliteRateBuckets
 from ferry.drivers._sqlite.records import SqliteLeaseStore, SqliteRecordStore
+from ferry.drivers._sqlite.results import SqliteResults
 from ferry.drivers._sqlite.slots import SqliteSlotStore
 from ferry.drivers._sqlite.steps import SqliteStepStore
 from ferry.drivers._sqlite.target import SqliteTarget, Synchronous, sqlite_target
 from ferry.drivers._sqlite.transfer import SqliteTransfer
 from ferry.drivers._sqlite.wake import DEFAULT_WAKE_POLL_MS, CommitWatcher, SqliteWake
+from ferry.drivers._wake import SettleWaiters
 from ferry.drivers.protocol import (
     ClaimedJob,
     ClaimOptions,
@@ -69,9 +72,11 @@ class SqliteJobDriver(DerivedCalls):
         self.rates = SqliteRateBuckets(self._db)
         self.leases = SqliteLeaseStore(self._db)
         self.records = SqliteRecordStore(self._db)
-        self.introspect = SqliteIntrospection(self._db, self._watcher.runs.announce)
+        self.introspect = SqliteIntrospection(self._db, self._moved)
         self.outbox = SqliteOutbox(self._db, self._watcher.outbox, self._watch)
         self.transfer = SqliteTransfer(self._db, self._watcher.runs.announce)
+        self.results = SqliteResults(self._db, self._news)
+        self.children = SqliteChildren(self._db, self._moved)
 
     @property
     def name(self) -> str:
@@ -138,6 +143,11 @@ class SqliteJobDriver(DerivedCalls):
         self._db.check_open()
         self._watcher.start()
 
+    def _news(self) -> SettleWaiters:
+        """The waiters on runs ending (watching once called)."""
+        self._watch()
+        return self._watcher.ended
+
     async def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
         return (await self.enqueue_many([request]))[0]
 
@@ -167,6 +177,8 @@ class SqliteJobDriver(DerivedCalls):
         now = self._clock.now_ms()
         # The commit is the application's, so this process learns of it by the poll.
         while (insert := batch.insert(now)) is not None:
+            if (supersede := batch.supersede(now)) is not None:
+                await joined.execute_fetchall(self._db.queries["enqueue_supersede"], supersede)
             written = await joined.execute_fetchall(self._db.queries["enqueue"], insert)
             existing = batch.inserted(written, now)
             if existing is not None:
@@ -187,11 +199,10 @@ class SqliteJobDriver(DerivedCalls):
 
     async def settle_many(self, settles: Sequence[Settle]) -> list[bool]:
         queries = self._db.queries
-        landed, woke = await self._db.transaction(
+        landed, moved = await self._db.transaction(
             lambda c: runs.settle(c, queries, settles, self._clock.now_ms())
         )
-        if woke:
-            self._watcher.runs.announce()
+        self._moved(moved)
         return landed
 
     async def settle_and_claim(
@@ -201,15 +212,23 @@ class SqliteJobDriver(DerivedCalls):
         slot a settle released is claimable by the same call."""
         queries = self._db.queries
 
-        def both(c: sqlite3.Connection) -> tuple[list[bool], bool, list[ClaimedJob]]:
+        def both(c: sqlite3.Connection) -> tuple[list[bool], runs.Moved, list[ClaimedJob]]:
             now = self._clock.now_ms()
-            landed, woke = runs.settle(c, queries, settles, now)
-            return landed, woke, runs.claim(c, queries, options, now)
+            landed, moved = runs.settle(c, queries, settles, now)
+            return landed, moved, runs.claim(c, queries, options, now)
 
-        landed, woke, claimed = await self._db.transaction(both)
-        if woke:
-            self._watcher.runs.announce()
+        landed, moved, claimed = await self._db.transaction(both)
+        self._moved(moved)
         return landed, claimed
+
+    def _moved(self, moved: runs.Moved) -> None:
+        """Tell this process what a committed transaction moved: idle workers wake for a
+        run due now, result waiters hear of the runs that ended (other processes learn
+        both through their watchers)."""
+        if moved.woke:
+            self._watcher.runs.announce()
+        if moved.ended:
+            self._watcher.ended.settled(moved.ended)
 
     async def heartbeat_many(
         self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None

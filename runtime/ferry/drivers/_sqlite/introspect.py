@@ -21,7 +21,11 @@ from ferry.drivers._columns import (
 )
 from ferry.drivers._refusals import CANCELLABLE, DELETABLE, RETRYABLE, OneRunActions
 from ferry.drivers._sqlite.database import Database, snapshot
+from ferry.drivers._sqlite.runs import Moved
+from ferry.drivers.fan_in import CANCELLED_WITH_PARENT
 from ferry.drivers.protocol import (
+    CHILDREN_SHOWN,
+    JobError,
     JobState,
     OutcomeBucket,
     QueueStats,
@@ -35,12 +39,12 @@ from ferry.drivers.settle import CANCELLED_BY_OPERATOR
 
 
 class SqliteIntrospection(OneRunActions):
-    """Operator reads and actions over ``ferry_jobs``; ``woke`` wakes this process's idle
-    workers when an action puts a run back."""
+    """Operator reads and actions over ``ferry_jobs``; ``moved`` tells this process what an
+    action moved (idle workers wake for a run put back, result waiters hear of an end)."""
 
-    def __init__(self, database: Database, woke: Callable[[], None]) -> None:
+    def __init__(self, database: Database, moved: Callable[[Moved], None]) -> None:
         self._db = database
-        self._woke = woke
+        self._moved = moved
 
     async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
         f = run_filter
@@ -71,53 +75,63 @@ class SqliteIntrospection(OneRunActions):
         pk = run_pk(job_id)
         queries = self._db.queries
 
-        def read(c: sqlite3.Connection) -> tuple[sqlite3.Row | None, list[sqlite3.Row]]:
+        def read(
+            c: sqlite3.Connection,
+        ) -> tuple[sqlite3.Row | None, list[sqlite3.Row], list[sqlite3.Row]]:
             run = c.execute(queries["run_get"], {"id": pk}).fetchone()
-            return run, c.execute(queries["run_steps"], {"id": pk}).fetchall()
+            children = c.execute(
+                queries["run_children"], {"id": pk, "limit": CHILDREN_SHOWN}
+            ).fetchall()
+            return run, c.execute(queries["run_steps"], {"id": pk}).fetchall(), children
 
         if pk is None:
             await self._db.open()
             return None
-        row, steps = await self._db.read(lambda c: snapshot(c, read))
+        row, steps, children = await self._db.read(lambda c: snapshot(c, read))
         if row is None:
             return None
-        return run_of(RunDetail, row, steps=tuple(step_of(step) for step in steps))
+        return run_of(
+            RunDetail,
+            row,
+            steps=tuple(step_of(step) for step in steps),
+            children=tuple(run_of(RunSummary, child) for child in children),
+        )
 
     async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         queries = self._db.queries
+        moved = Moved(woke=True)
 
-        def retry(c: sqlite3.Connection, pk: int, state: str, now: int) -> None:
-            c.execute(queries["run_retry"], {"id": pk, "now": now})
+        def retry(c: sqlite3.Connection, run: sqlite3.Row, now: int) -> None:
+            c.execute(queries["run_retry"], {"id": run["id"], "now": now})
+            moved.state_changed(
+                c, queries, str(run["id"]), run["parent_id"], run["state"], "queued", now
+            )
 
         changes = await self._act(job_ids, RETRYABLE, retry)
-        if any(change.changed for change in changes):
-            self._woke()
+        self._moved(moved if any(change.changed for change in changes) else Moved())
         return changes
 
     async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
+        """Cancel the runs and their descendants that have not ended
+        (``ferry.drivers.fan_in``), in one transaction."""
         queries = self._db.queries
+        moved = Moved()
 
-        def cancel(c: sqlite3.Connection, pk: int, state: str, now: int) -> None:
-            if state == "running":  # its worker's heartbeat acts on the request
-                c.execute(queries["run_cancel_request"], {"id": pk, "now": now})
-                return
-            c.execute(
-                queries["run_cancel"],
-                {
-                    "id": pk,
-                    "now": now,
-                    "error_code": CANCELLED_BY_OPERATOR.code,
-                    "error_message": CANCELLED_BY_OPERATOR.message,
-                },
-            )
+        def cancel(c: sqlite3.Connection, run: sqlite3.Row, now: int) -> None:
+            _cancel(c, queries, run["id"], run["state"], run["parent_id"], now, moved)
+            descendants = c.execute(queries["run_descendants"], {"id": run["id"]}).fetchall()
+            for pk, state, parent_id in descendants:
+                _cancel(c, queries, pk, state, parent_id, now, moved, CANCELLED_WITH_PARENT)
 
-        return await self._act(job_ids, CANCELLABLE, cancel)
+        changes = await self._act(job_ids, CANCELLABLE, cancel)
+        self._moved(moved)
+        return changes
 
     async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         queries = self._db.queries
 
-        def delete(c: sqlite3.Connection, pk: int, state: str, now: int) -> None:
-            c.execute(queries["run_delete"], {"id": pk})
+        def delete(c: sqlite3.Connection, run: sqlite3.Row, now: int) -> None:
+            c.execute(queries["run_delete"], {"id": run["id"]})
 
         return await self._act(job_ids, DELETABLE, delete)
 
@@ -145,7 +159,7 @@ class SqliteIntrospection(OneRunActions):
     async def resume_queue(self, queue: str) -> None:
         check_name(queue, what="queue")
         await self._db.execute("queue_resume", {"queue": queue})
-        self._woke()
+        self._moved(Moved(woke=True))
 
     async def stats(self) -> list[QueueStats]:
         """Counts per queue and state (every state present), paused queues included."""
@@ -155,10 +169,11 @@ class SqliteIntrospection(OneRunActions):
         self,
         job_ids: Sequence[str],
         states: frozenset[JobState],
-        change: Callable[[sqlite3.Connection, int, str, int], None],
+        change: Callable[[sqlite3.Connection, sqlite3.Row, int], None],
     ) -> list[RunChange]:
-        """Run ``change`` on each run whose state is one of ``states``, all in one
-        transaction under the write lock; answers a change per run found."""
+        """Run ``change`` on each run (its ``run_state`` row) whose state is one of
+        ``states``, all in one transaction under the write lock; answers a change per run
+        found."""
         pks = [pk for pk in (run_pk(job_id) for job_id in job_ids) if pk is not None]
         queries = self._db.queries
 
@@ -171,8 +186,31 @@ class SqliteIntrospection(OneRunActions):
                     continue
                 applies = row["state"] in states
                 if applies:
-                    change(c, pk, row["state"], now)
+                    change(c, row, now)
                 changes.append(RunChange(str(pk), row["name"], row["state"], applies))
             return changes
 
         return await self._db.transaction(act) if pks else []
+
+
+def _cancel(
+    c: sqlite3.Connection,
+    queries: Mapping[str, str],
+    pk: int,
+    state: JobState,
+    parent_id: int | None,
+    now: int,
+    moved: Moved,
+    error: JobError = CANCELLED_BY_OPERATOR,
+) -> None:
+    """Cancel run ``pk`` (in ``state``, which has not ended): a running one is asked (its
+    worker's heartbeat acts on it), a queued or sleeping one ends here, and counts so in
+    its parent."""
+    if state == "running":
+        c.execute(queries["run_cancel_request"], {"id": pk, "now": now})
+        return
+    c.execute(
+        queries["run_cancel"],
+        {"id": pk, "now": now, "error_code": error.code, "error_message": error.message},
+    )
+    moved.state_changed(c, queries, str(pk), parent_id, state, "cancelled", now)

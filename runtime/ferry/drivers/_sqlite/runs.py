@@ -1,10 +1,12 @@
-"""The run statements' Python side: the lease fence, the settle rules and enqueue batches.
+"""The run statements' Python side: the lease fence, the settle and fan-in rules, enqueue
+batches.
 
 Each function here runs on the writer's thread inside one ``BEGIN IMMEDIATE`` transaction
 (``Database.transaction``; ``write_if_held`` submits its own), so what it reads cannot
 change before it writes: the fence and
 the settle rules are ``ferry.drivers.settle``'s own functions applied to the row, not a
-copy of them in SQL.
+copy of them in SQL; so are the fan-in rules (``ferry.drivers.fan_in``), in the
+transaction of every change of a child's or a waiting parent's state.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ferry.drivers._columns import (
@@ -23,12 +26,16 @@ from ferry.drivers._columns import (
     run_pk,
 )
 from ferry.drivers._sqlite.database import Database
+from ferry.drivers.fan_in import count_change, wakes_parent
 from ferry.drivers.protocol import (
+    ENDED_STATES,
+    SUPERSEDED_KEY_BYTES,
     AckOptions,
     ClaimedJob,
     ClaimOptions,
     EnqueueRequest,
     EnqueueResult,
+    JobState,
     NackOptions,
     RecordWrite,
     Renewal,
@@ -119,6 +126,43 @@ def claim(
     return claimed
 
 
+@dataclass
+class Moved:
+    """What a transaction's changes of run state mean beyond the runs themselves: whether
+    a run became due now (this process's idle workers wake at once), and which runs ended
+    (this process's result waiters hear of them)."""
+
+    woke: bool = False
+    ended: list[str] = field(default_factory=list)
+
+    def state_changed(
+        self,
+        c: sqlite3.Connection,
+        queries: Queries,
+        job_id: str,
+        parent_id: int | None,
+        before: JobState,
+        after: JobState,
+        now_ms: int,
+    ) -> None:
+        """Run ``job_id`` (a child of ``parent_id``, if any) went from ``before`` to
+        ``after``: count it in its parent (``ferry.drivers.fan_in``) and note its end."""
+        if after in ENDED_STATES and before not in ENDED_STATES:
+            self.ended.append(job_id)
+        change = count_change(before, after)
+        if parent_id is not None and change:
+            self.count(c, queries, parent_id, change, now_ms)
+
+    def count(
+        self, c: sqlite3.Connection, queries: Queries, parent_id: int, change: int, now_ms: int
+    ) -> None:
+        """Change run ``parent_id``'s count of pending children by ``change``."""
+        [[woken]] = c.execute(
+            queries["parent_counted"], {"id": parent_id, "change": change, "now": now_ms}
+        ).fetchall() or [[False]]
+        self.woke = self.woke or bool(woken)
+
+
 def _rate_limited(
     c: sqlite3.Connection,
     queries: Queries,
@@ -169,10 +213,10 @@ def _rate_limited(
 
 def settle(
     c: sqlite3.Connection, queries: Queries, settles: Sequence[Settle], now_ms: int
-) -> tuple[list[bool], bool]:
-    """Settle each attempt still held by its worker; answers which landed, and whether one
-    put a run back due now (idle workers should wake)."""
-    landed, woke = [], False
+) -> tuple[list[bool], Moved]:
+    """Settle each attempt still held by its worker; answers which landed, and what the
+    settles moved (a run back due now, runs that ended)."""
+    landed, moved = [], Moved()
     for (job_id, verdict), first in zip(
         settles, first_of_each([job_id for job_id, _ in settles]), strict=True
     ):
@@ -186,6 +230,12 @@ def settle(
             cancel_requested=row["cancel_requested_at_ms"] is not None,
             now_ms=now_ms,
         )
+        if wakes_parent(
+            state=fields.state,
+            awaiting_children=bool(row["awaiting_children"]),
+            children_pending=row["children_pending"],
+        ):  # parked on a wait whose children all ended meanwhile: due at once
+            fields = replace(fields, run_at_ms=now_ms)
         error = fields.last_error
         current, total = progress_columns(fields.progress)
         acked = isinstance(verdict, AckOptions)
@@ -208,9 +258,12 @@ def settle(
             },
         )
         c.execute(queries["slots_release"], {"holder": job_id})
-        woke = woke or (fields.state == "queued" and fields.run_at_ms <= now_ms)
+        moved.state_changed(c, queries, job_id, row["parent_id"], "running", fields.state, now_ms)
+        moved.woke = moved.woke or (
+            fields.state in ("queued", "sleeping") and fields.run_at_ms <= now_ms
+        )
         landed.append(True)
-    return landed, woke
+    return landed, moved
 
 
 def renew(
@@ -261,8 +314,9 @@ class EnqueueBatch:
     answer them: the same two statements on the driver's writer and on the application's
     connection, whatever the batch size."""
 
-    def __init__(self, requests: Sequence[EnqueueRequest]) -> None:
+    def __init__(self, requests: Sequence[EnqueueRequest], *, parent_id: int | None = None) -> None:
         self._requests = requests
+        self._parent_id = parent_id
         self._first: dict[str, int] = {}  # key -> the request that writes it; later ones dedupe
         for index, request in enumerate(requests):
             self._first.setdefault(request.idempotency_key, index)
@@ -277,7 +331,31 @@ class EnqueueBatch:
         pending = [self._requests[i] for key, i in self._first.items() if key not in self._runs]
         if not pending:
             return None
-        return {"batch": json.dumps([_enqueue_row(r) for r in pending]), "now": now_ms}
+        return {
+            "batch": json.dumps([_enqueue_row(r) for r in pending]),
+            "now": now_ms,
+            "parent_id": self._parent_id,
+        }
+
+    def supersede(self, now_ms: int) -> dict[str, Any] | None:
+        """The ``enqueue_supersede`` parameters for the keys not resolved yet whose
+        request has a dedupe rule other than "retained" (None: there are none)."""
+        ruled = [
+            self._requests[i]
+            for key, i in self._first.items()
+            if key not in self._runs and not self._requests[i].dedupe.retained
+        ]
+        if not ruled:
+            return None
+        batch = [
+            {
+                "key": r.idempotency_key,
+                "active_only": r.dedupe.active_only,
+                "window_ms": r.dedupe.window_ms,
+            }
+            for r in ruled
+        ]
+        return {"batch": json.dumps(batch), "now": now_ms, "bytes": SUPERSEDED_KEY_BYTES}
 
     def inserted(self, rows: Iterable[Sequence[Any]], now_ms: int) -> dict[str, Any] | None:
         """Take the runs ``enqueue`` wrote; answers the ``enqueue_existing`` parameters for
@@ -297,6 +375,11 @@ class EnqueueBatch:
         for job_id, key in rows:
             self._runs[key] = EnqueueResult(job_id, deduplicated=True)
 
+    @property
+    def written(self) -> int:
+        """How many runs the batch wrote (not deduplicated)."""
+        return sum(not result.deduplicated for result in self._runs.values())
+
     def results(self) -> list[EnqueueResult]:
         """One result per request, in request order (a repeated key is deduplicated)."""
         return [
@@ -312,6 +395,8 @@ def enqueue(
 ) -> list[EnqueueResult]:
     """Write ``batch`` on the driver's writer (in the caller's transaction)."""
     while (insert := batch.insert(now_ms)) is not None:
+        if (supersede := batch.supersede(now_ms)) is not None:
+            c.execute(queries["enqueue_supersede"], supersede)
         existing = batch.inserted(c.execute(queries["enqueue"], insert).fetchall(), now_ms)
         if existing is not None:
             batch.existing(c.execute(queries["enqueue_existing"], existing).fetchall())

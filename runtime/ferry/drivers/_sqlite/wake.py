@@ -24,7 +24,7 @@ from collections.abc import Callable
 from ferry._clock import Clock
 from ferry.drivers._sqlite.connection import open_connection
 from ferry.drivers._sqlite.target import SqliteTarget
-from ferry.drivers._wake import Health, SourcedWake
+from ferry.drivers._wake import Health, SettleWaiters, SourcedWake
 
 logger = logging.getLogger("ferry.drivers.sqlite")
 
@@ -61,13 +61,19 @@ class CommitWatcher(Health):
         self._poll_s = poll_ms / 1000
         self.runs = SqliteWake(self, clock)
         self.outbox = SqliteWake(self, clock)
+        self.ended = SettleWaiters(
+            self, clock, idle_poll_ms=IDLE_POLL_MS, unhealthy_poll_ms=IDLE_POLL_UNWATCHED_MS
+        )
+        """Result waiters: told of this process's ends by the driver, and of every commit
+        of another connection by the watcher (which cannot know what ended)."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def announce(self) -> None:
-        """Wake every waiter of both kinds (a commit of this process, or the watcher's)."""
+        """Wake every waiter of every kind (a commit of this process, or the watcher's)."""
         self.runs.announce()
         self.outbox.announce()
+        self.ended.announce()
 
     def start(self) -> None:
         """Begin watching (idempotent). An in-memory store has no other connection to

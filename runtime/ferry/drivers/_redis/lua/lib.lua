@@ -206,7 +206,19 @@ local function remember(id, run)
   redis.call('ZADD', key('ix', 'q', run.queue), id, id)
   redis.call('ZADD', key('ix', 'n', run.name), id, id)
   if run.tenant then redis.call('ZADD', key('ix', 't', run.tenant), id, id) end
+  if run.parent then redis.call('ZADD', key('children', run.parent), id, id) end
   restate(id, run.queue, nil, run.state)
+end
+
+-- Write new queued run `run` (field -> value) unless its idempotency key (run.key) has a
+-- run already; answers the run's id and whether the key had one (then nothing is written).
+local function admit(run, now)
+  local existing = redis.call('HGET', key('idem'), run.key)
+  if existing then return existing, true end
+  local id = int(redis.call('INCR', key('seq')))
+  run.state, run.attempts, run.created, run.updated = 'queued', '0', now, now
+  remember(id, run)
+  return id, false
 end
 
 -- Queued run `id` becomes claimable from `run_at` (its group) and waits in its queue's
@@ -221,7 +233,7 @@ end
 -- Delete run `id` (in `state`, of `queue`) with its steps, index entries and idempotency
 -- key, which is free again: what prune and a drain's remove leave of a run.
 local function forget(id, state, queue)
-  local run = fields(id, {'name', 'key', 'tenant'})
+  local run = fields(id, {'name', 'key', 'tenant', 'parent'})
   if run.key and redis.call('HGET', key('idem'), run.key) == id then
     redis.call('HDEL', key('idem'), run.key)
   end
@@ -230,6 +242,40 @@ local function forget(id, state, queue)
   if run.name then redis.call('ZREM', key('ix', 'n', run.name), id) end
   redis.call('ZREM', key('ix', 's', state), id)
   if run.tenant then redis.call('ZREM', key('ix', 't', run.tenant), id) end
+  if run.parent then redis.call('ZREM', key('children', run.parent), id) end
   redis.call('HINCRBY', key('counts', queue), state, -1)
-  redis.call('DEL', job_key(id), steps_key(id))
+  redis.call('DEL', job_key(id), steps_key(id), key('children', id))
+end
+
+-- The fan-in rules (ferry.drivers.fan_in). The runs that ended, told to result waiters on
+-- the ended channel, at most 400 ids to a message.
+local ENDED = {completed = true, dead = true, cancelled = true}
+
+local function tell_ended(ids)
+  for i = 1, #ids, 400 do
+    redis.call('PUBLISH', key('ended'), table.concat(ids, ',', i, math.min(i + 399, #ids)))
+  end
+end
+
+-- Run `parent`'s count of pending children changes by `change` (a fan-out, a child that
+-- ended or came back); a parent sleeping awaiting its children whose count reaches 0 is
+-- due at `now`, and workers are woken.
+local function parent_counted(parent, change, now)
+  local jk = job_key(parent)
+  if redis.call('EXISTS', jk) == 0 then return end
+  if redis.call('HINCRBY', jk, 'pending', change) > 0 then return end
+  local run = fields(parent, {'state', 'await', 'queue', 'priority', 'name'})
+  if run.state == 'sleeping' and run.await == '1' then
+    redis.call('HSET', jk, 'run_at', now)
+    due_add(parent, run.queue, run.priority, run.name, now)
+    wake(run.queue)
+  end
+end
+
+-- Run `id` (a child of `parent`, if any) moved from state `before` to `after`: its parent
+-- counts it, and a run that ended joins `ended` (for tell_ended).
+local function state_moved(id, parent, before, after, now, ended)
+  local change = (ENDED[before] and 1 or 0) - (ENDED[after] and 1 or 0)
+  if parent and change ~= 0 then parent_counted(parent, change, now) end
+  if ENDED[after] and not ENDED[before] then table.insert(ended, id) end
 end

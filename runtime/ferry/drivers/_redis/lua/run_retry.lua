@@ -4,7 +4,7 @@ local now = ARGV[1]
 local answers = {}
 for i = 2, #ARGV do
   local id = ARGV[i]
-  local run = fields(id, {'name', 'state', 'queue', 'priority'})
+  local run = fields(id, {'name', 'state', 'queue', 'priority', 'parent'})
   if run.state ~= nil then
     local changed = run.state == 'dead' or run.state == 'cancelled'
     if changed then
@@ -14,6 +14,7 @@ for i = 2, #ARGV do
       redis.call('HDEL', jk, 'finished', 'cancel_req')
       restate(id, run.queue, run.state, 'queued')
       enqueued(id, run.queue, run.priority, run.name, now, now)
+      state_moved(id, run.parent, run.state, 'queued', now, {})  -- pending in its parent again
       wake(run.queue)
     end
     table.insert(answers, {id, run.name, run.state, changed and 1 or 0})

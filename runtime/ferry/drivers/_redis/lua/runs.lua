@@ -156,7 +156,7 @@ local function claim(arg)
   local function take(candidate)
     local id = int(tonumber(candidate.member))
     local run = fields(id, {'state', 'run_at', 'lease', 'name', 'queue', 'priority', 'ckey',
-      'rkey', 'rdef'})
+      'await', 'rkey', 'rdef'})
     local state = run.state
     local claimable = ((state == 'queued' or state == 'sleeping')
         and tonumber(run.run_at) <= tonumber(now))
@@ -190,6 +190,7 @@ local function claim(arg)
     if state == 'queued' then redis.call('ZREM', key('queued', run.queue), pad(id)) end
     redis.call('HSET', job_key(id), 'state', 'running', 'locked_by', worker,
       'lease', lease_until, 'updated', now)
+    if run.await then redis.call('HDEL', job_key(id), 'await') end  -- a claim ends a park
     local attempt = redis.call('HINCRBY', job_key(id), 'attempts', 1)
     restate(id, run.queue, state, 'running')
     redis.call('ZADD', key('leases'), lease_until, pad(id))
@@ -223,7 +224,10 @@ local function newest(text)
   return string.sub(text, start)
 end
 
--- Settle a batch of attempts, each fenced on its claimer; answers 1/0 per settle.
+-- Settle a batch of attempts, each fenced on its claimer; answers 1/0 per settle. The
+-- fan-in rules (ferry.drivers.fan_in) apply to each landed settle: a park on a wait whose
+-- children all ended is due now, a child that ended counts in its parent, and the runs
+-- that ended are told to result waiters.
 -- The rules are ferry.drivers.settle's: each settle arrives with its planned state and
 -- whether it gives the attempt back, requeues, finishes the run. The one rule that
 -- depends on the stored run, the cancel override, is applied here as that module says:
@@ -234,7 +238,7 @@ end
 -- a failed attempt's record (opt: appended to the run's newest 16 kB of them).
 local function settle(arg)
   local now, cancel_code, cancel_message = arg(), arg(), arg()
-  local landed, woken = {}, {}
+  local landed, woken, ended = {}, {}, {}
   for n = 1, tonumber(arg()) do
     local id, worker, planned = arg(), arg(), arg()
     local gives_back, requeues, finishes = arg() == '1', arg() == '1', arg() == '1'
@@ -242,7 +246,7 @@ local function settle(arg)
     local progress_current, progress_total = opt(arg()), opt(arg())
     local failure = opt(arg())
     local run = fields(id, {'state', 'locked_by', 'lease', 'queue', 'priority', 'name',
-      'run_at', 'cancel_req'})
+      'run_at', 'cancel_req', 'parent', 'pending', 'await'})
     if not holds(run, worker, now) then
       landed[n] = 0
     else
@@ -252,6 +256,9 @@ local function settle(arg)
       local ends = finishes or override
       if gives_back then redis.call('HINCRBY', jk, 'attempts', -1) end
       if not ends then run.run_at = run_at or now end  -- an ended run keeps its run_at
+      if state == 'sleeping' and run.await and tonumber(run.pending or '0') <= 0 then
+        run.run_at = now  -- parked on a wait whose children all ended meanwhile: due now
+      end
       local update = {'state', state, 'run_at', run.run_at, 'updated', now}
       if planned == 'completed' and result then
         table.insert(update, 'result'); table.insert(update, result)
@@ -277,6 +284,7 @@ local function settle(arg)
       end
       redis.call('HSET', jk, unpack(update))
       redis.call('HDEL', jk, 'locked_by', 'lease')
+      if run.await and state ~= 'sleeping' then redis.call('HDEL', jk, 'await') end
       redis.call('ZREM', key('leases'), pad(id))
       slots_release(id)
       restate(id, run.queue, 'running', state)
@@ -287,11 +295,14 @@ local function settle(arg)
         end
       elseif state == 'sleeping' then
         due_add(id, run.queue, run.priority, run.name, run.run_at)
+        if tonumber(run.run_at) <= tonumber(now) then woken[run.queue] = true end
       end
       if ends then finished_add(id, state, run.queue, now) end
+      state_moved(id, run.parent, 'running', state, now, ended)
       landed[n] = 1
     end
   end
   for queue in pairs(woken) do wake(queue) end
+  tell_ended(ended)
   return landed
 end

@@ -3,7 +3,9 @@
 -- RunTransfer.reserve), at ARGV[4] (now): they turn `moving` — out of the claim index, no
 -- lease to lapse. ARGV[5] = "1" also takes dead runs; ARGV[6..] restrict queues (none:
 -- any). Taken in this order: runs an earlier drain left moving to the same store, then
--- queued runs in claim order (due or not), then dead ones by when they died.
+-- queued runs in claim order (due or not), then dead ones by when they died — never a run
+-- of a fan-out (one with a parent or children): a parent's steps name its children by
+-- their ids here.
 -- Answers 19 fields per run (see transfer.py); their steps are read after (a moving run
 -- records none, so the two reads cannot disagree).
 local drain, target, limit, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
@@ -18,6 +20,11 @@ if limit <= 0 then return picked end
 local MOVED = {'name', 'queue', 'payload', 'key', 'moving_from', 'attempts', 'max_attempts',
   'priority', 'run_at', 'tenant', 'actor', 'ckey', 'err_code', 'err_msg', 'pcur', 'ptot',
   'created', 'finished'}
+
+local function in_fan_out(id)
+  return redis.call('HEXISTS', job_key(id), 'parent') == 1
+    or redis.call('EXISTS', key('children', id)) == 1
+end
 
 local function reserve(id, from, queue)
   local jk = job_key(id)
@@ -41,7 +48,7 @@ if #picked < limit then
   walk(claim_levels(queues, nil, true), '+inf', math.max(limit, 10), function(candidate)
     local id = int(tonumber(candidate.member))
     local run = fields(id, {'state', 'queue', 'priority', 'name'})
-    if run.state == 'queued' then
+    if run.state == 'queued' and not in_fan_out(id) then
       due_remove(id, run.queue, run.priority, run.name)
       candidate.removed = true
       redis.call('ZREM', key('queued', run.queue), pad(id))
@@ -54,11 +61,18 @@ end
 if with_dead and #picked < limit then
   local pool = {}
   for _, queue in ipairs(queues or redis.call('SMEMBERS', key('queues'))) do
-    local dead = redis.call('ZRANGE', key('fin', 'dead', queue), 0, limit - #picked - 1,
-      'WITHSCORES')
-    for i = 1, #dead, 2 do
-      table.insert(pool, {member = dead[i], score = tonumber(dead[i + 1]), queue = queue})
-    end
+    local want, offset, found = limit - #picked, 0, 0
+    repeat
+      local dead = redis.call('ZRANGE', key('fin', 'dead', queue), offset, offset + want - 1,
+        'WITHSCORES')
+      offset = offset + #dead / 2
+      for i = 1, #dead, 2 do
+        if found < want and not in_fan_out(int(tonumber(dead[i]))) then
+          table.insert(pool, {member = dead[i], score = tonumber(dead[i + 1]), queue = queue})
+          found = found + 1
+        end
+      end
+    until #dead / 2 < want or found >= want
   end
   table.sort(pool, before)
   for _, candidate in ipairs(pool) do

@@ -7,7 +7,8 @@
 -- check per element. $2 is now; $3/$4 the error a cancel override leaves. `settled` holds
 -- the runs whose settle landed; `requeued` those it put back in the queue (a retry, a
 -- sleep, an interruption), which the statement makes ready (_ready.sql) with whatever else
--- it makes claimable, and `notified` wakes idle workers for those put straight back.
+-- it makes claimable; `notified` wakes idle workers for the runs put straight back and
+-- tells result waiters of the runs that ended.
 requests AS (
     SELECT (r ->> 0)::bigint AS id, r ->> 1 AS worker_id, r ->> 2 AS state,
            (r ->> 3)::integer AS attempts_given_back, (r ->> 4)::boolean AS requeues,
@@ -64,8 +65,11 @@ requeued AS (
     FROM settled
     WHERE state IN ('queued', 'sleeping')
 ),
--- A run put straight back (interrupted by a drain, retried at once) wakes idle workers.
+-- A run put straight back (interrupted by a drain, retried at once) wakes idle workers;
+-- the runs that ended are told to result waiters (_settle_news.sql).
 notified AS (
     SELECT pg_notify({channel}, due.queue)
     FROM (SELECT DISTINCT queue FROM settled WHERE state = 'queued' AND run_at_ms <= $2) AS due
+    UNION ALL
+    {_settle_news}
 )

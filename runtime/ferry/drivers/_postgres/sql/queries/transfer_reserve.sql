@@ -3,17 +3,20 @@
 -- queues (NULL: any), $5 also takes dead runs, $6 is now. Their steps are read after
 -- (step_load): a moving run records none, so the two reads cannot disagree.
 -- Taken in this order: runs an earlier drain left `moving` to the same store, then queued
--- runs in claim order, then dead ones. Each branch is its own ordered index scan that stops
--- after $3 rows: jobs_moving; the ready rows of every partition (ready_claim_order, the
--- runs due later included), locked as a claim locks them so a claim and a drain never take
--- the same row; jobs_dead_order. The runs are locked on the outer scan, which re-checks the
--- state on the row's newest version, so a run a worker claimed (or another drain reserved)
--- in between is skipped, never taken twice.
+-- runs in claim order, then dead ones — never a run of a fan-out (one with a parent or
+-- children): a parent's steps name its children by their ids on this store. Each branch is
+-- its own ordered index scan that stops after $3 rows: jobs_moving; the ready rows of every
+-- partition (ready_claim_order, the runs due later included), locked as a claim locks them
+-- so a claim and a drain never take the same row; jobs_dead_order. The runs are locked on
+-- the outer scan, which re-checks the state on the row's newest version, so a run a worker
+-- claimed (or another drain reserved) in between is skipped, never taken twice.
 WITH queued AS (
     SELECT r.tableoid, r.ctid, r.id
     FROM {schema}.ready AS r
     JOIN {schema}.jobs AS j ON j.id = r.id AND j.state = 'queued' AND j.run_at_ms = r.run_at_ms
-    WHERE $4::text[] IS NULL OR r.queue = ANY ($4::text[])
+    WHERE ($4::text[] IS NULL OR r.queue = ANY ($4::text[]))
+      AND j.parent_id IS NULL
+      AND NOT EXISTS (SELECT FROM {schema}.jobs AS c WHERE c.parent_id = j.id)
     ORDER BY r.priority DESC, r.run_at_ms, r.id
     LIMIT $3
     FOR UPDATE OF r SKIP LOCKED
@@ -25,8 +28,9 @@ candidates AS (
     UNION ALL
     SELECT id, 1 FROM queued
     UNION ALL
-    (SELECT id, 2 FROM {schema}.jobs
+    (SELECT id, 2 FROM {schema}.jobs AS d
      WHERE $5::boolean AND state = 'dead' AND ($4::text[] IS NULL OR queue = ANY ($4::text[]))
+       AND parent_id IS NULL AND NOT EXISTS (SELECT FROM {schema}.jobs AS c WHERE c.parent_id = d.id)
      ORDER BY finished_at_ms, id LIMIT $3)
 ),
 picked AS (

@@ -46,7 +46,8 @@ local backfills = redis.call('HGETALL', key('backfills'))
 for i = 1, #backfills, 2 do record('backfills', backfills[i], nil, backfills[i + 1]) end
 
 -- Webhook attempts, oldest first, then each endpoint's streak counter as the log's
--- {"streak": n} marker, and its disablement as a record.
+-- {"streak": n} marker, and its disablement as a record — every endpoint's, also one
+-- disabled with no attempt logged (found by its key: the old store kept no list of them).
 local attempts = redis.call('ZRANGE', key('wh', 'by-time'), 0, -1, 'WITHSCORES')
 local ordered = {}
 for i = 1, #attempts, 2 do table.insert(ordered, {tonumber(attempts[i]), attempts[i + 1]}) end
@@ -60,10 +61,21 @@ for _, entry in ipairs(ordered) do
     redis.call('DEL', key('wh', 'attempt', entry[1]))
   end
 end
+local cursor, stem = '0', key('wh', 'endpoint', '')
+repeat
+  local found = redis.call('SCAN', cursor, 'MATCH', stem .. '*', 'COUNT', 1000)
+  cursor = found[1]
+  for _, name in ipairs(found[2]) do
+    local endpoint = string.sub(name, #stem + 1)
+    if endpoints[endpoint] == nil then endpoints[endpoint] = false end
+  end
+until cursor == '0'
 for endpoint, at in pairs(endpoints) do
   local state = redis.call('HMGET', key('wh', 'endpoint', endpoint), 'failures', 'disabled_at',
     'disabled_reason')
-  log('webhook-attempts', endpoint, '{"streak":' .. (state[1] or '0') .. '}', at)
+  if at then
+    log('webhook-attempts', endpoint, '{"streak":' .. (state[1] or '0') .. '}', at)
+  end
   if state[2] then
     record('webhook-endpoints', endpoint, nil, '{"disabled_at_ms":' .. state[2]
       .. ',"disabled_reason":' .. cjson.encode(state[3] or '') .. '}')

@@ -1,6 +1,7 @@
 -- Write what a landed settle decided (ferry.drivers.settle.settle_run, read under the write
 -- lock) on run :id: its next state and fields, the result an ack stores, the lease cleared,
--- a failed attempt's record (:failure) added to the newest 16 kB (ferry.drivers.failures).
+-- a failed attempt's record (:failure) added to the newest 16 kB (ferry.drivers.failures),
+-- and the mark of a wait (awaiting_children) kept only by a park (ferry.drivers.fan_in).
 UPDATE ferry_jobs
 SET state = :state,
     attempts = :attempts,
@@ -15,5 +16,6 @@ SET state = :state,
                     ELSE substr(coalesce(failures, '') || :failure, -16384) END,
     locked_by = NULL,
     lease_expires_at_ms = NULL,
+    awaiting_children = CASE WHEN :state = 'sleeping' THEN awaiting_children ELSE 0 END,
     updated_at_ms = :now
 WHERE id = :id

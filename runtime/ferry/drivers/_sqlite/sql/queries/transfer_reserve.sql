@@ -4,7 +4,8 @@
 -- runs, :now is now. One UPDATE … RETURNING under the write lock, so a run a worker is
 -- claiming cannot be taken as well; the steps are read after it, in the same transaction.
 -- Taken in this order: runs an earlier drain left `moving` to the same store, then queued
--- runs in claim order, then dead ones by when they died. Each arm is an ordered walk of its
+-- runs in claim order, then dead ones by when they died — never a run of a fan-out (one
+-- with a parent or children): a parent's steps name its children by their ids here. Each arm is an ordered walk of its
 -- own index (ferry_jobs_moving, ferry_jobs_claim_order — whose term the queued arm
 -- repeats, as SQLite wants — and ferry_jobs_dead_order) that stops after :limit rows.
 UPDATE ferry_jobs
@@ -24,17 +25,21 @@ WHERE id IN (
         )
         UNION ALL
         SELECT id, 1, -priority, run_at_ms, id FROM (
-            SELECT id, priority, run_at_ms FROM ferry_jobs
+            SELECT id, priority, run_at_ms FROM ferry_jobs AS q
             WHERE state IN ('queued', 'sleeping', 'running') AND state = 'queued'
               AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
+              AND parent_id IS NULL
+              AND NOT EXISTS (SELECT 1 FROM ferry_jobs AS c WHERE c.parent_id = q.id)
             ORDER BY priority DESC, run_at_ms, id
             LIMIT :limit
         )
         UNION ALL
         SELECT id, 2, finished_at_ms, id, 0 FROM (
-            SELECT id, finished_at_ms FROM ferry_jobs
+            SELECT id, finished_at_ms FROM ferry_jobs AS d
             WHERE :include_dead AND state = 'dead'
               AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
+              AND parent_id IS NULL
+              AND NOT EXISTS (SELECT 1 FROM ferry_jobs AS c WHERE c.parent_id = d.id)
             ORDER BY finished_at_ms, id
             LIMIT :limit
         )

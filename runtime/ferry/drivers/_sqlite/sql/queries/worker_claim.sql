@@ -42,6 +42,7 @@ SET state = 'running',
     attempts = attempts + 1,
     locked_by = :worker_id,
     lease_expires_at_ms = :lease_until,
+    awaiting_children = 0,  -- a claim ends any park on a wait (ferry.drivers.fan_in)
     updated_at_ms = :now
 WHERE id IN (
     SELECT id FROM ranked
