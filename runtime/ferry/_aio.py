@@ -3,22 +3,48 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 async def first_of(*awaitables: Awaitable[object]) -> None:
-    """Wait until the first of ``awaitables`` finishes, cancelling (and reaping) the rest."""
+    """Wait until the first of ``awaitables`` finishes, cancelling (and reaping) the rest.
+
+    The rest are reaped with ``gather``: a cancel of the caller that arrives while they
+    are reaped still reaches the caller (awaiting each under a blanket ``suppress`` would
+    swallow it with theirs)."""
     tasks = [asyncio.ensure_future(a) for a in awaitables]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for task in tasks:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def cancellable(call: Awaitable[T]) -> T:
+    """Await a library's ``call``; a cancel of this task requested meanwhile is raised even
+    when ``call`` dropped it.
+
+    On Python 3.11 ``asyncio.wait_for`` drops a cancel that arrives just as the awaited
+    operation completes (CPython gh-86296, fixed in 3.12) and returns its result as if
+    nobody had asked; redis-py writes every command under it (its socket timeout). A
+    background loop whose cancel is dropped goes on forever, and a worker's stop waits on
+    it forever. ``Task.cancelling()`` still counts the request, so it is raised here."""
+    task = asyncio.current_task()
+    requested = task.cancelling() if task is not None else 0
+    try:
+        answer = await call
+    except Exception:
+        if task is not None and task.cancelling() > requested:
+            raise asyncio.CancelledError from None
+        raise
+    if task is not None and task.cancelling() > requested:
+        raise asyncio.CancelledError
+    return answer
 
 
 def supervise(

@@ -78,6 +78,11 @@ class JobHandle(Generic[InputT, ResultT]):
         """Where this handle enqueues: the declared queue, unless the view is routed."""
         return self._queue if self._queue is not None else self._definition.queue
 
+    def _routed(self, queue: str | None) -> str | None:
+        """The queue an enqueue names: its own ``queue=``, else this view's routing (None:
+        the declared queue)."""
+        return self._queue if queue is None else queue
+
     @property
     def retry(self) -> Retry:
         return self._definition.retry
@@ -134,7 +139,7 @@ class JobHandle(Generic[InputT, ResultT]):
             input,
             run_at=run_at,
             delay=delay,
-            queue=self._queue if queue is None else queue,
+            queue=self._routed(queue),
             priority=priority,
             connection=connection,
             actor=self._actor,
@@ -152,7 +157,7 @@ class JobHandle(Generic[InputT, ResultT]):
         queued = await enqueue_many(
             self._definition,
             inputs,
-            queue=self._queue if queue is None else queue,
+            queue=self._routed(queue),
             connection=connection,
             actor=self._actor,
         )
@@ -177,7 +182,7 @@ class JobHandle(Generic[InputT, ResultT]):
             input,
             run_at=run_at,
             delay=delay,
-            queue=self._queue if queue is None else queue,
+            queue=self._routed(queue),
             priority=priority,
             connection=connection,
             actor=self._actor,
@@ -195,7 +200,7 @@ class JobHandle(Generic[InputT, ResultT]):
         queued = enqueue_many_sync(
             self._definition,
             inputs,
-            queue=self._queue if queue is None else queue,
+            queue=self._routed(queue),
             connection=connection,
             actor=self._actor,
         )

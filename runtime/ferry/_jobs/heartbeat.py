@@ -25,7 +25,6 @@ statement carries the worker's presence record (``ferry._fleet``), whatever it r
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Protocol
@@ -175,8 +174,7 @@ class LeaseKeeper:
         loop, self._loop = self._loop, None
         if loop is not None:
             loop.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await loop
+            await asyncio.gather(loop, return_exceptions=True)
         self._held.clear()
 
     async def _run(self, started_ms: int, *, at_once: bool = False) -> None:

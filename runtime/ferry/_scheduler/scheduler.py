@@ -16,6 +16,7 @@ import contextlib
 import logging
 from collections.abc import Iterable
 
+from ferry._aio import first_of
 from ferry._identity import new_worker_id
 from ferry._leadership import LeaseLeader
 from ferry._metrics.scheduler_catalog import SchedulerMetrics
@@ -117,13 +118,7 @@ class Scheduler:
 
     async def _wait_tick(self) -> None:
         """Sleep one tick on the driver's clock, or less when ``drain()`` comes first."""
-        sleeper = asyncio.ensure_future(self._clock.sleep_ms(self.tick_ms))
-        stopper = asyncio.ensure_future(self._stopping.wait())
-        _, pending = await asyncio.wait({sleeper, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        for waiter in pending:
-            waiter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await waiter
+        await first_of(self._clock.sleep_ms(self.tick_ms), self._stopping.wait())
 
     async def _release(self) -> None:
         if self._round is not None:

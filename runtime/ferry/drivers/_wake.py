@@ -21,7 +21,6 @@ channel's message says so with a payload ``<queue>@<run_at_ms>`` (``ChannelWake.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
@@ -302,8 +301,7 @@ class Listener(Health):
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await asyncio.gather(task, return_exceptions=True)
         self._set_healthy(False)
 
     async def _listen(self) -> None:

@@ -21,6 +21,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
+from ferry._aio import cancellable
 from ferry._clock import Clock
 from ferry.drivers._redis.keyspace import Keyspace, client_location, store_location
 from ferry.drivers._redis.migrate import apply_migrations
@@ -51,16 +52,16 @@ class Connection:
     async def client(self) -> Redis:
         """The open client (opening it on first use)."""
         if self._scripts is None:
-            await self.open()
+            await cancellable(self.open())
         assert self._client is not None
         return self._client
 
     async def run(self, name: str, *args: str | int) -> Any:
         """Run the named script of ``lua/`` with ``args``."""
         if self._scripts is None:
-            await self.open()
+            await cancellable(self.open())
         assert self._scripts is not None
-        return await self._scripts.run(name, *args)
+        return await cancellable(self._scripts.run(name, *args))
 
     async def open(self) -> None:
         """Connect (once), check the server answers and apply pending keyspace migrations;
@@ -97,32 +98,43 @@ class Connection:
         return client
 
     # Typed reads: the client answers text (decode_responses=True), which redis-py's
-    # annotations cannot know.
+    # annotations cannot know. Every command the stores send passes ``cancellable``: a
+    # cancel redis-py drops (``ferry._aio.cancellable``) still stops the role that sent it.
 
     async def hgetall(self, key: str) -> dict[str, str]:
-        return cast(dict[str, str], await (await self.client()).hgetall(key))
+        return cast(dict[str, str], await cancellable((await self.client()).hgetall(key)))
 
     async def hget(self, key: str, field: str) -> str | None:
-        return cast(str | None, await (await self.client()).hget(key, field))
+        return cast(str | None, await cancellable((await self.client()).hget(key, field)))
 
     async def hmget(self, key: str, fields: list[str]) -> list[str | None]:
-        return cast(list[str | None], await (await self.client()).hmget(key, fields))
+        return cast(list[str | None], await cancellable((await self.client()).hmget(key, fields)))
+
+    async def hdel(self, key: str, field: str) -> None:
+        await cancellable((await self.client()).hdel(key, field))
 
     async def smembers(self, key: str) -> set[str]:
-        return cast(set[str], await (await self.client()).smembers(key))
+        return cast(set[str], await cancellable((await self.client()).smembers(key)))
 
     async def zrangebyscore(self, key: str, low: str, high: str) -> list[str]:
-        return cast(list[str], await (await self.client()).zrangebyscore(key, low, high))
+        return cast(
+            list[str], await cancellable((await self.client()).zrangebyscore(key, low, high))
+        )
 
     async def zrevrange(self, key: str, start: int, end: int) -> list[str]:
-        return cast(list[str], await (await self.client()).zrevrange(key, start, end))
+        return cast(list[str], await cancellable((await self.client()).zrevrange(key, start, end)))
+
+    async def time(self) -> tuple[int, int]:
+        """The server's clock (``TIME``): seconds and microseconds."""
+        seconds, microseconds = await cancellable((await self.client()).time())
+        return int(seconds), int(microseconds)
 
     async def commands(self, *commands: tuple[str, ...]) -> list[Any]:
         """Commands in one round trip, in order (pipelined, no transaction)."""
         async with (await self.client()).pipeline(transaction=False) as pipe:
             for command in commands:
                 pipe.execute_command(*command)
-            return await pipe.execute()
+            return await cancellable(pipe.execute())
 
     @property
     def location(self) -> str:

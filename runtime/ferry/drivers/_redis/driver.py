@@ -160,8 +160,8 @@ class RedisJobDriver(DerivedCalls):
 
     async def database_now_ms(self) -> int:
         """The server's clock (``TIME``), for the skew check."""
-        seconds, microseconds = await (await self._connection.client()).time()
-        return int(seconds) * 1_000 + int(microseconds) // 1_000
+        seconds, microseconds = await self._connection.time()
+        return seconds * 1_000 + microseconds // 1_000
 
     def wake(self) -> ChannelWake:
         """This driver's one pub/sub session, on the runs channel; listening once called."""

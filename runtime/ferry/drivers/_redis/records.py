@@ -88,8 +88,7 @@ class RedisRecordStore:
         return bool(landed)
 
     async def delete(self, space: str, key: str) -> None:
-        client = await self._connection.client()
-        await client.hdel(self._connection.keys("record", space), key)
+        await self._connection.hdel(self._connection.keys("record", space), key)
 
     async def append(self, space: str, key: str, value: JsonValue, *, at_ms: int) -> None:
         await self._connection.run("log_append", space, key, json_text(value), at_ms)

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from redis.asyncio import Redis
 
-from ferry._aio import first_of
+from ferry._aio import cancellable, first_of
 from ferry._clock import Clock
 from ferry.drivers._wake import PROBE_INTERVAL_MS
 from ferry.drivers._wake import Listener as _Listener
@@ -36,7 +36,7 @@ class PubSubListener(_Listener):
     async def _listen(self) -> None:
         pubsub = (await self._client()).pubsub(ignore_subscribe_messages=True)
         try:
-            await pubsub.subscribe(*self.channels)
+            await cancellable(pubsub.subscribe(*self.channels))
             self._listening()
             loop = asyncio.get_running_loop()
             silent_since = loop.time()
@@ -45,7 +45,7 @@ class PubSubListener(_Listener):
                 # this process first waits for a result) ends the session: the pub/sub
                 # connection is closed below, whatever state the cancelled read left it in.
                 getting = asyncio.ensure_future(
-                    pubsub.get_message(timeout=PROBE_INTERVAL_MS / 1000)
+                    cancellable(pubsub.get_message(timeout=PROBE_INTERVAL_MS / 1000))
                 )
                 await first_of(getting, self._renewal())
                 if self._renewed():
@@ -59,6 +59,6 @@ class PubSubListener(_Listener):
                     # Silence for a whole probe interval: ask the server, so a session that
                     # died without a word (a dropped network path) is noticed.
                     silent_since = loop.time()
-                    await pubsub.ping()
+                    await cancellable(pubsub.ping())
         finally:
             await pubsub.aclose()  # type: ignore[no-untyped-call]
