@@ -1,6 +1,6 @@
-"""The ready set on Postgres (migration 0013): rotation by TRUNCATE, a rotation held back by
+"""The ready set on Postgres (migration 0029): rotation by TRUNCATE, a rotation held back by
 a reader, runs due later promoted, stale rows dropped, lapsed leases rescued; the runs made
-claimable outside the ready-writing statements (migration 0029's trigger): a drain's
+claimable outside the ready-writing statements (migration 0030's trigger): a drain's
 release, a parent woken by its last child."""
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ READY_LOOKAHEAD_MS = 30_000
 """A run due within this of now is ready in the rotating partitions claims read; one due
 later waits in ``ready_later`` until promotion (``ferry.drivers._postgres.ready``), so
 rotations never copy the runs sleeping for days. Far longer than a tending interval: a
-run is promoted long before it falls due. Migration 0029's trigger is rendered with it: a
+run is promoted long before it falls due. Migration 0030's trigger is rendered with it: a
 new value reaches a store's trigger only through a migration that recreates it."""
 
 

@@ -1,7 +1,7 @@
 """The ready set's upkeep on Postgres: lapsed leases rescued, later runs promoted, the two
 rotating partitions switched and truncated.
 
-Migration 0013 says why the claimable set is its own partitioned table. Keeping it small
+Migration 0029 says why the claimable set is its own partitioned table. Keeping it small
 and claimable is this module's one job, done before a claim by whichever process finds
 the turn due, one process of the fleet per ``TEND_EVERY_MS`` (``ready_tend`` skips a turn
 another process holds): there is no tending process to deploy, and a fleet that claims

@@ -1,7 +1,7 @@
 -- A fragment both claims lease with (settle_and_claim and settle_and_keyed_claim include it
 -- in their `claimed` part, which may add conditions and then returns the columns _answer
 -- reads): each picked run goes running under worker $5's lease until $7, counting an
--- attempt. A ready row is a hint (migration 0013): the run is leased only if `jobs` still
+-- attempt. A ready row is a hint (migration 0029): the run is leased only if `jobs` still
 -- has it queued or sleeping at the instant the row was written for — a run cancelled or
 -- reserved since, or made due at another instant (which wrote a row of its own), is not.
 -- The update waits for a row another transaction holds and tests its newest version.

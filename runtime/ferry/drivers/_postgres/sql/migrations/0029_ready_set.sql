@@ -18,8 +18,9 @@
 -- A ready row is a hint, checked against `jobs` by the claim that takes it: a run cancelled,
 -- reserved by a drain or made due at another instant leaves its old row behind, and the
 -- claim that meets it drops it without running anything. So only what makes a run
--- claimable writes here (enqueue, a requeueing settle, retry, import, release, rescue);
--- what takes a run out of the queue never needs to find its row.
+-- claimable writes here (enqueue, a fan-out's children, a requeueing settle, retry,
+-- import, rescue; a drain's release and a fan-in's wake through migration 0030's
+-- trigger); what takes a run out of the queue never needs to find its row.
 CREATE TABLE {schema}.ready (
     part            smallint NOT NULL,
     id              bigint   NOT NULL,

@@ -1,5 +1,5 @@
 -- The runs made claimable by a write that is not one of the statements writing the ready
--- set themselves (migration 0013's `ready`: enqueue, a fan-out's children, the settle,
+-- set themselves (migration 0029's `ready`: enqueue, a fan-out's children, the settle,
 -- retry, a drain's import, the rescue and promotion, a rate deferral):
 --
 -- * a drain's release of a run back to the queue (moving -> queued or sleeping): a
