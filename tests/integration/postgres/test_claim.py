@@ -78,7 +78,7 @@ async def test_claim_skips_paused_queues_and_other_names(driver: PostgresJobDriv
     assert [c.idempotency_key for c in claimed] == ["mail"]
 
 
-async def test_the_claim_reads_the_live_rows_index_not_the_completed_history(
+async def test_the_claim_walks_the_ready_set_and_reads_runs_by_primary_key_only(
     driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, clock: FrozenClock
 ) -> None:
     now = clock.now_ms()
@@ -91,7 +91,7 @@ async def test_the_claim_reads_the_live_rows_index_not_the_completed_history(
         """,
         now - 60_000,
     )
-    await driver.enqueue_many([send(f"live-{i}") for i in range(20)])
+    await driver.enqueue_many([send(f"live-{i}") for i in range(5_000)])
     await db.execute(f'ANALYZE "{pg_schema}".jobs')
     claim = Queries(pg_schema)["settle_and_claim"]
     nothing_to_settle = "[]"
@@ -99,8 +99,12 @@ async def test_the_claim_reads_the_live_rows_index_not_the_completed_history(
     args = (nothing_to_settle, now, *error, "w", 10, now + 30_000, None, None)
     plan = json.loads(await db.fetchval(f"EXPLAIN (FORMAT JSON) {claim}", *args))
     nodes = list(_nodes(plan[0]["Plan"]))
-    assert ("Index Scan", "jobs", "jobs_claim_order") in nodes
-    assert ("Seq Scan", "jobs", None) not in nodes
+    assert ("Index Scan", "ready_0", "ready_0_priority_run_at_ms_id_idx") in nodes
+    assert ("Seq Scan", "ready_0", None) not in nodes, "picked rows are deleted by their ctid"
+    on_jobs = [(kind, index) for kind, relation, index in nodes if relation == "jobs"]
+    assert on_jobs and all(
+        kind == "ModifyTable" or index == "jobs_pkey" for kind, index in on_jobs
+    ), on_jobs
 
 
 def _nodes(node: dict[str, Any]) -> Iterator[tuple[str, str | None, str | None]]:

@@ -13,6 +13,7 @@ from support.runs import send
 
 from ferry._clock import FrozenClock
 from ferry.drivers import PostgresJobDriver, postgres_job_driver
+from ferry.drivers._postgres.ready import TEND_EVERY_MS
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimOptions,
@@ -59,9 +60,12 @@ async def test_every_queue_operation_is_one_statement(
     logged: tuple[PostgresJobDriver, StatementLog], clock: FrozenClock
 ) -> None:
     driver, log = logged
-    # Warm up: asyncpg learns the array types once per connection.
+    # Warm up: asyncpg learns the array types once per connection; the first claim also
+    # takes the fleet's turn to tend the ready set, a statement of its own at most once a
+    # second (the clock stands still below).
     await driver.enqueue(send("warm-up"))
     await driver.settle_many([("1", AckOptions("nobody"))])
+    await driver.claim(ClaimOptions("w", 30_000, limit=1))
     log.count_from_here()
 
     await driver.enqueue(send("single"))
@@ -92,6 +96,9 @@ async def test_every_queue_operation_is_one_statement(
     assert log.count_from_here() == 1
     assert await driver.slots.acquire("k", holder="1", limit=2, ttl_ms=1_000)
     assert log.count_from_here() == 1
+    clock.set(clock.now_ms() + TEND_EVERY_MS)
+    assert len(await driver.claim(ClaimOptions("w", 30_000, limit=1))) == 1
+    assert log.count_from_here() == 2, "a claim whose process tends the ready set: one more"
 
 
 async def test_a_borrowed_pool_stays_open_after_close(postgres_dsn: str, pg_schema: str) -> None:

@@ -9,6 +9,7 @@ Read the statements themselves in ``sql/queries``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ferry._clock import Clock, SystemClock
@@ -29,6 +30,7 @@ from ferry.drivers._postgres.ledger import known_migrations
 from ferry.drivers._postgres.location import pool_location, store_location
 from ferry.drivers._postgres.moves import NotifiedMoves
 from ferry.drivers._postgres.outbox import PostgresOutbox
+from ferry.drivers._postgres.ready import ReadyTending
 from ferry.drivers._postgres.wake import (
     IDLE_POLL_MAX_MS,
     IDLE_POLL_MAX_WAKE_PROVEN_MS,
@@ -61,6 +63,12 @@ class _Fetches(Protocol):
     async def fetch(self, query: str, *args: object) -> Sequence[Row]: ...
 
 
+_STALE_REFILLS = 10
+"""Claims a round trip adds at most when the one before dropped stale ready rows (runs
+cancelled, reserved or re-timed since their row was written): a batch is filled past a
+run of them, and a set of nothing but stale rows still costs a bounded round trip."""
+
+
 class PostgresJobDriver(SqlJobDriver):
     """Every stored thing of ferry in one PostgreSQL schema, over one pool."""
 
@@ -86,6 +94,7 @@ class PostgresJobDriver(SqlJobDriver):
             moves=NotifiedMoves(),
             news=self._news,
         )
+        self._ready = ReadyTending(self._db)
         self.outbox = PostgresOutbox(self._db, lambda: self._channel(queries.outbox_channel))
         self._ended = SettleWaiters(
             self._listener,
@@ -213,9 +222,36 @@ class PostgresJobDriver(SqlJobDriver):
             if pk is not None and first
         ]
         now = self._clock.now_ms()
-        if not sent and (options is None or options.limit <= 0):
+        claiming = options is not None and options.limit > 0
+        if not sent and not claiming:
             return [False] * len(settles), []
+        if claiming:
+            # Lapsed leases and runs promoted from later become ready before the claim
+            # reads the set (at most one statement, and only when the fleet's turn is due).
+            await self._ready.tend(pool, now)
         batch = json_text([_settle_row(pk, settle, now) for pk, settle in sent])
+        landed, claimed, stale = await self._settle_and_claim(pool, batch, now, options)
+        # A claim that dropped stale ready rows came back short without the queue being
+        # empty: claim the rest at once rather than let the worker idle until its poll.
+        for _ in range(_STALE_REFILLS):
+            if options is None or not stale or len(claimed) >= options.limit:
+                break
+            rest = replace(options, limit=options.limit - len(claimed))
+            _, more, stale = await self._settle_and_claim(pool, "[]", now, rest)
+            claimed += more
+        return (
+            [
+                pk is not None and pk in landed and first
+                for pk, first in zip(pks, firsts, strict=True)
+            ],
+            claimed,
+        )
+
+    async def _settle_and_claim(
+        self, pool: Pool, batch: str, now: int, options: ClaimOptions | None
+    ) -> tuple[set[int], list[ClaimedJob], int]:
+        """One ``settle_and_claim`` (or keyed) statement: the settles that landed, the runs
+        claimed, and how many stale ready rows the claim dropped."""
         limits = options.limits if options is not None else {}
         rates = options.rates if options is not None else {}
         extra: tuple[Any, ...]
@@ -239,18 +275,11 @@ class PostgresJobDriver(SqlJobDriver):
             *extra,
         )
         *claimed_rows, last = rows
-        landed = set(last["landed"])
         lease_expires_at_ms = now + options.lease_ms if options is not None else 0
-        return (
-            [
-                pk is not None and pk in landed and first
-                for pk, first in zip(pks, firsts, strict=True)
-            ],
-            [
-                run_of(ClaimedJob, row, lease_expires_at_ms=lease_expires_at_ms)
-                for row in claimed_rows
-            ],
-        )
+        claimed = [
+            run_of(ClaimedJob, row, lease_expires_at_ms=lease_expires_at_ms) for row in claimed_rows
+        ]
+        return set(last["landed"]), claimed, last["stale"]
 
     async def heartbeat_many(
         self, renewals: Sequence[Renewal], *, record: RecordWrite | None = None

@@ -4,7 +4,8 @@ The Python side calls a statement by its name, so a reviewer reads the claim que
 one place (a part several statements share is a fragment, ``ferry.drivers._sql``). A file
 may use placeholders, substituted once per schema: ``{schema}`` (the quoted schema
 identifier), ``{channel}``, ``{outbox_channel}`` and ``{ended_channel}`` (the NOTIFY
-channels of runs, of outbox entries and of runs ending, as SQL literals).
+channels of runs, of outbox entries and of runs ending, as SQL literals),
+``{ready_lookahead_ms}`` (``READY_LOOKAHEAD_MS``).
 Substitution is safe because ``checked_schema`` admits only ``[a-z0-9_]`` names.
 Besides its own files the driver runs the statements both SQL dialects share
 (``ferry.drivers._stores``), whose parameters are named (``:name``): those become ``$n``
@@ -26,6 +27,13 @@ _ENDED_CHANNEL_SUFFIX = "_ended"  # no longer than the others: it must not short
 _LONGEST_SUFFIX = max(len(_CHANNEL_SUFFIX), len(_OUTBOX_CHANNEL_SUFFIX), len(_ENDED_CHANNEL_SUFFIX))
 _MAX_IDENTIFIER = 63  # PostgreSQL's NAMEDATALEN - 1; a longer NOTIFY channel is refused
 _NAMED = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")  # :name, never a ::cast
+
+READY_LOOKAHEAD_MS = 30_000
+"""A run due within this of now is ready in the rotating partitions claims read; one due
+later waits in ``ready_later`` until promotion (``ferry.drivers._postgres.ready``), so
+rotations never copy the runs sleeping for days. Far longer than a tending interval: a
+run is promoted long before it falls due. Migration 0030's trigger is rendered with it: a
+new value reaches a store's trigger only through a migration that recreates it."""
 
 
 def checked_schema(schema: str) -> str:
@@ -85,12 +93,14 @@ class Queries:
         return sql, [parameters[n] for n in names]
 
     def render(self, sql: str) -> str:
-        """``sql`` with this schema's identifier and channels substituted."""
+        """``sql`` with this schema's identifier, its channels and the ready lookahead
+        substituted."""
         return (
             sql.replace("{schema}", f'"{self.schema}"')
             .replace("{outbox_channel}", f"'{self.outbox_channel}'")
             .replace("{ended_channel}", f"'{self.ended_channel}'")
             .replace("{channel}", f"'{self.channel}'")
+            .replace("{ready_lookahead_ms}", str(READY_LOOKAHEAD_MS))
         )
 
 

@@ -1,10 +1,11 @@
--- A fragment settle_and_rated_claim includes after `picked` (which carries each run's
--- rate_key and whether it was deferred before, `booked`): the rate limit check, taken in
--- the claim so that a run over its limit is never leased. $10 is the worker's rated jobs
+-- A fragment settle_and_rated_claim includes after `fresh` (the picked runs still
+-- claimable, each with its rate_key and whether it was deferred before, `booked`): the rate
+-- limit check, taken in the claim so that a run over its limit is never leased. $10 is the worker's rated jobs
 -- as one JSON array of [name, limit, per_ms]. For each key among the picked runs,
 -- rate_take (migration 0020) locks the key's window and answers how many start now;
 -- `rate_deferred` puts the others back queued, due when their key has room (the run is
--- not leased, so no attempt is counted). `leased` must skip the runs in `rate_deferred`.
+-- not leased, so no attempt is counted), and the statement makes them ready at that
+-- instant (_ready.sql). `leased` must skip the runs in `rate_deferred`.
 rates AS (
     SELECT r ->> 0 AS name, (r ->> 1)::integer AS lim, (r ->> 2)::bigint AS per_ms
     FROM json_array_elements($10::json) AS r
@@ -13,7 +14,7 @@ rated AS (
     SELECT p.id, p.rate_key AS key, r.lim, r.per_ms, p.booked,
            row_number() OVER (PARTITION BY p.rate_key
                               ORDER BY p.priority DESC, p.run_at_ms, p.id) AS nth
-    FROM picked AS p
+    FROM fresh AS p
     JOIN rates AS r ON r.name = p.name
     WHERE p.rate_key IS NOT NULL
 ),
@@ -36,7 +37,7 @@ rate_deferred AS (
         updated_at_ms = $2
     FROM rated AS r
     JOIN rate_decided AS d ON d.key = r.key
-    WHERE j.id = r.id AND r.nth > d.admitted
+    WHERE j.id = r.id AND r.nth > d.admitted AND j.state IN ('queued', 'sleeping')
     RETURNING j.id, j.name, j.queue, 'null'::text AS payload, j.idempotency_key, j.attempts,
               j.max_attempts, j.tenant, j.actor, j.concurrency_key, j.run_at_ms,
               j.created_at_ms, j.priority, j.rate_deferred_until_ms, j.traceparent

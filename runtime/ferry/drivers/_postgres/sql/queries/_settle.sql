@@ -5,8 +5,10 @@
 -- progress current and total, a failed attempt's record. One text parameter, not twelve
 -- arrays: the driver encodes the batch with one call, where an array parameter costs a
 -- check per element. $2 is now; $3/$4 the error a cancel override leaves. `settled` holds
--- the runs whose settle landed; `notified` wakes idle workers for the runs put straight
--- back and tells result waiters of the runs that ended.
+-- the runs whose settle landed; `requeued` those it put back in the queue (a retry, a
+-- sleep, an interruption), which the statement makes ready (_ready.sql) with whatever else
+-- it makes claimable; `notified` wakes idle workers for the runs put straight back and
+-- tells result waiters of the runs that ended.
 requests AS (
     SELECT (r ->> 0)::bigint AS id, r ->> 1 AS worker_id, r ->> 2 AS state,
            (r ->> 3)::integer AS attempts_given_back, (r ->> 4)::boolean AS requeues,
@@ -55,7 +57,13 @@ settled AS (
       AND j.state = 'running'
       AND j.locked_by = r.worker_id
       AND j.lease_expires_at_ms > $2
-    RETURNING j.id, j.id::text AS holder, j.queue, j.state, j.run_at_ms
+    RETURNING j.id, j.id::text AS holder, j.queue, j.state, j.run_at_ms, j.priority, j.name,
+              j.concurrency_key
+),
+requeued AS (
+    SELECT id, priority, run_at_ms, queue, name, concurrency_key, $2::bigint AS now_ms
+    FROM settled
+    WHERE state IN ('queued', 'sleeping')
 ),
 -- A run put straight back (interrupted by a drain, retried at once) wakes idle workers;
 -- the runs that ended are told to result waiters (_settle_news.sql).

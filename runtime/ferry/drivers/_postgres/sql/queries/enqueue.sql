@@ -22,8 +22,14 @@ WITH inserted AS (
         run_at_ms, tenant, actor, concurrency_key, priority, rate_key, traceparent
     )
     ON CONFLICT (idempotency_key) DO NOTHING
-    RETURNING id, idempotency_key, queue, run_at_ms
+    RETURNING id, idempotency_key, queue, run_at_ms, priority, name, concurrency_key
 ),
+-- Every run written is claimable (_ready.sql).
+became_ready AS (
+    SELECT id, priority, run_at_ms, queue, name, concurrency_key, $13::bigint AS now_ms
+    FROM inserted
+),
+{_ready},
 -- Part of the statement, so delivered on commit and never on rollback. A queue that got a
 -- run due now is woken (payload: the queue); one that got runs for later is told when the
 -- soonest of them falls due (payload: `<queue>@<run_at_ms>`), so an idle worker wakes for

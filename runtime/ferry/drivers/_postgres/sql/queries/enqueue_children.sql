@@ -2,10 +2,10 @@
 -- worker $3 holds run $2's lease at $1 and no cancel of it was asked for. $4 is the batch,
 -- a JSON array of runs (keys distinct; _columns.stored_columns, the payload as JSON text),
 -- each due now. Every child written is counted in the parent's children_pending here
--- (ferry.drivers.fan_in); a key that already has a run is skipped and not counted
--- (enqueue_existing resolves it). The parent's row lock (FOR NO KEY UPDATE: its count
--- changes below) is what an operator's cancel of it waits for, so that cancel's
--- run_descendants sees every child written before it.
+-- (ferry.drivers.fan_in) and is claimable (_ready.sql); a key that already has a run is
+-- skipped and not counted (enqueue_existing resolves it). The parent's row lock (FOR NO
+-- KEY UPDATE: its count changes below) is what an operator's cancel of it waits for, so
+-- that cancel's run_descendants sees every child written before it.
 -- Answers the runs written, then one last row (`id` NULL): whether the parent was held,
 -- and whether a cancel of it was asked for (then nothing was written).
 WITH parent AS (
@@ -31,8 +31,13 @@ inserted AS (
          )
     WHERE NOT parent.cancel_requested
     ON CONFLICT (idempotency_key) DO NOTHING
-    RETURNING id, idempotency_key, queue
+    RETURNING id, idempotency_key, queue, run_at_ms, priority, name, concurrency_key
 ),
+became_ready AS (
+    SELECT id, priority, run_at_ms, queue, name, concurrency_key, $1::bigint AS now_ms
+    FROM inserted
+),
+{_ready},
 counted AS (
     UPDATE {schema}.jobs AS p
     SET children_pending = p.children_pending + (SELECT count(*) FROM inserted)

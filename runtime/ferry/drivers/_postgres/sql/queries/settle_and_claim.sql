@@ -6,15 +6,18 @@
 -- queues/names (NULL: any). Two statements rather than one with the keyed part unused:
 -- the server plans the statement on every execution, and the keyed part doubles that cost.
 WITH {_settle},
--- The due runs (_due.sql) in claim order. SKIP LOCKED lets concurrent claimers take
--- disjoint rows instead of queueing on each other's row locks.
+became_ready AS (SELECT * FROM requeued),
+{_ready},
+-- The due ready rows (_due.sql) in claim order. SKIP LOCKED lets concurrent claimers take
+-- disjoint rows instead of queueing on each other's row locks. The claim locks the ready
+-- row, not the run's: `jobs` is only ever written by primary key.
 picked AS (
-    SELECT j.id
-    FROM {schema}.jobs AS j
+    SELECT r.tableoid, r.ctid, r.id, r.run_at_ms
+    FROM {schema}.ready AS r
     WHERE {_due}
-    ORDER BY j.priority DESC, j.run_at_ms, j.id
+    ORDER BY r.priority DESC, r.run_at_ms, r.id
     LIMIT $6
-    FOR UPDATE OF j SKIP LOCKED
+    FOR UPDATE OF r SKIP LOCKED
 ),
 -- The settled runs' slots (caps, or a key taken by a claim without limits) go in the
 -- statement that settles them: a crash between two statements can never leave a settled
@@ -30,6 +33,7 @@ claimed AS (
               j.tenant, j.actor, j.concurrency_key, j.run_at_ms, j.created_at_ms, j.priority,
               NULL::bigint AS rate_deferred_until_ms, j.traceparent
 ),
+{_dropped},
 slots_taken AS (
     SELECT NULL::text AS holder WHERE false  -- this claim takes no slot
 )

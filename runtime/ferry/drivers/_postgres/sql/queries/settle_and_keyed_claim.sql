@@ -10,6 +10,8 @@
 -- claims, which is how a limit-1 key runs its next job in the round trip that settles the
 -- previous one.
 WITH {_settle},
+became_ready AS (SELECT * FROM requeued),
+{_ready},
 limits AS (
     SELECT * FROM unnest($10::text[], $11::integer[]) AS l(name, lim)
 ),
@@ -24,19 +26,28 @@ full_keys AS (
     GROUP BY l.name, s.key, l.lim
     HAVING count(*) >= l.lim
 ),
--- The due runs (_due.sql) in claim order; SKIP LOCKED lets concurrent claimers take
+-- The due ready rows (_due.sql) in claim order; SKIP LOCKED lets concurrent claimers take
 -- disjoint rows instead of queueing on each other's row locks. Claiming a run of a full
 -- key only to defer it would make a limit-1 key crawl at the retry interval; skipping it
 -- here lets the next run start the moment the holder settles.
 picked AS (
-    SELECT j.id, j.name, j.concurrency_key AS key, j.priority, j.run_at_ms
-    FROM {schema}.jobs AS j
+    SELECT r.tableoid, r.ctid, r.id, r.name, r.concurrency_key AS key, r.priority, r.run_at_ms
+    FROM {schema}.ready AS r
     WHERE {_due}
-      AND (j.concurrency_key IS NULL
-           OR (j.name, j.concurrency_key) NOT IN (SELECT name, key FROM full_keys))
-    ORDER BY j.priority DESC, j.run_at_ms, j.id
+      AND (r.concurrency_key IS NULL
+           OR (r.name, r.concurrency_key) NOT IN (SELECT name, key FROM full_keys))
+    ORDER BY r.priority DESC, r.run_at_ms, r.id
     LIMIT $6
-    FOR UPDATE OF j SKIP LOCKED
+    FOR UPDATE OF r SKIP LOCKED
+),
+-- The picked rows whose run `jobs` still has claimable at their instant: only these may
+-- take a slot (a stale row's would be held for nothing until its TTL). The lease below
+-- tests the run again on its newest version.
+fresh AS (
+    SELECT p.id
+    FROM picked AS p
+    JOIN {schema}.jobs AS j ON j.id = p.id
+    WHERE j.state IN ('queued', 'sleeping') AND j.run_at_ms = p.run_at_ms
 ),
 -- Within the batch, the n-th picked run of a key gets the n-th free slot of that key, and
 -- only as many runs as the key has room for (live holders above a lowered limit count).
@@ -49,7 +60,7 @@ keyed AS (
                       AND s.holder NOT IN (SELECT holder FROM settled)) AS room
     FROM picked AS p
     JOIN limits AS l ON l.name = p.name
-    WHERE p.key IS NOT NULL
+    WHERE p.key IS NOT NULL AND p.id IN (SELECT id FROM fresh)
 ),
 free AS (
     SELECT k.key, n AS slot, row_number() OVER (PARTITION BY k.key ORDER BY n) AS nth
@@ -88,10 +99,22 @@ released AS (
 ),
 claimed AS (
     {_lease_picked}
+      AND picked.id IN (SELECT id FROM fresh)
       AND (picked.id NOT IN (SELECT id FROM keyed)
            OR picked.id::text IN (SELECT holder FROM taken))
     RETURNING j.id, j.name, j.queue, j.payload, j.idempotency_key, j.attempts, j.max_attempts,
               j.tenant, j.actor, j.concurrency_key, j.run_at_ms, j.created_at_ms, j.priority,
               NULL::bigint AS rate_deferred_until_ms, j.traceparent
+),
+-- A picked row leaves the ready set when its run is leased above or when it was stale; a
+-- run left waiting for its key's slot keeps its row. Found by its ctid, as in _dropped.sql.
+dropped AS (
+    DELETE FROM {schema}.ready AS r
+    WHERE r.part < 2
+      AND r.ctid = ANY (ARRAY(SELECT ctid FROM picked))
+      AND (r.tableoid, r.ctid) IN (
+          SELECT tableoid, ctid FROM picked
+          WHERE id IN (SELECT id FROM claimed) OR id NOT IN (SELECT id FROM fresh))
+    RETURNING r.id
 )
 {_answer}

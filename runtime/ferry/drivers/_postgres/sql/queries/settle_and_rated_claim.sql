@@ -7,16 +7,32 @@
 -- takes its slot when it starts (ClaimedJob.slot_held false), as on a driver without the
 -- keyed claim.
 WITH {_settle},
+-- The due ready rows in claim order, as settle_and_claim picks them.
 picked AS (
-    SELECT j.id, j.name, j.rate_key, j.rate_deferred_until_ms IS NOT NULL AS booked,
-           j.priority, j.run_at_ms
-    FROM {schema}.jobs AS j
+    SELECT r.tableoid, r.ctid, r.id, r.name, r.priority, r.run_at_ms
+    FROM {schema}.ready AS r
     WHERE {_due}
-    ORDER BY j.priority DESC, j.run_at_ms, j.id
+    ORDER BY r.priority DESC, r.run_at_ms, r.id
     LIMIT $6
-    FOR UPDATE OF j SKIP LOCKED
+    FOR UPDATE OF r SKIP LOCKED
+),
+-- The picked rows whose run `jobs` still has claimable at their instant, with what the
+-- rate check reads: a stale row must not count a start against its key.
+fresh AS (
+    SELECT p.id, p.name, p.priority, p.run_at_ms, j.rate_key,
+           j.rate_deferred_until_ms IS NOT NULL AS booked
+    FROM picked AS p
+    JOIN {schema}.jobs AS j ON j.id = p.id
+    WHERE j.state IN ('queued', 'sleeping') AND j.run_at_ms = p.run_at_ms
 ),
 {_rate},
+became_ready AS (
+    SELECT * FROM requeued
+    UNION ALL
+    SELECT id, priority, run_at_ms, queue, name, concurrency_key, $2::bigint
+    FROM rate_deferred
+),
+{_ready},
 released AS (
     DELETE FROM {schema}.lease_slots AS s
     USING settled
@@ -34,6 +50,7 @@ claimed AS (
     UNION ALL
     SELECT * FROM rate_deferred
 ),
+{_dropped},
 slots_taken AS (
     SELECT NULL::text AS holder WHERE false  -- this claim takes no slot
 )

@@ -22,8 +22,15 @@ WITH inserted AS (
         created_at_ms bigint, finished_at_ms bigint, rate_key text
     )
     ON CONFLICT (idempotency_key) DO NOTHING
-    RETURNING id, idempotency_key, state, queue, run_at_ms
+    RETURNING id, idempotency_key, state, queue, run_at_ms, priority, name, concurrency_key
 ),
+-- A moved queued run is claimable here as it was there (_ready.sql); a dead one is not.
+became_ready AS (
+    SELECT id, priority, run_at_ms, queue, name, concurrency_key, :now::bigint AS now_ms
+    FROM inserted
+    WHERE state IN ('queued', 'sleeping')
+),
+{_ready},
 -- Delivered on commit, as an enqueue's: idle workers of queues given a due run wake now.
 notified AS (
     SELECT pg_notify({channel}, due.queue)
