@@ -310,7 +310,7 @@ async def test_the_fleet_survives_a_failover_and_a_switchover_losing_nothing(
             for _ in range(2)
         ]
         schedulers = [await fleet.scheduler(lease_seconds=LEASE_S) for _ in range(2)]
-        relay = await fleet.start("relay", "--app", "worker.app", *json_logs, name="relay")
+        relay = await fleet.relay()
         roles = Roles(workers, schedulers, relay)
         producing = [
             asyncio.create_task(producers.enqueue_forever()),

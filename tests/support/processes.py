@@ -264,14 +264,26 @@ class Fleet:
             name="scheduler",
         )
         node.exit_bound_s = 30.0
-
-        async def started() -> bool:
-            if not node.running:
-                raise AssertionError(f"scheduler exited early:\n{self.logs()}")
-            return bool(node.events("jobs.scheduler.started"))
-
-        await eventually(started, what="the scheduler's start")
+        await self._logged(node, "jobs.scheduler.started", what="the scheduler's start")
         return node
+
+    async def relay(self, *, app: str = WORKER_APP) -> FerryProcess:
+        """``ferry relay --app <app>`` with JSON logs; answers once it has logged its start
+        (a relay still opening its database when the test moves it would refuse and exit,
+        as a role that cannot reach its database at start does)."""
+        node = await self.start("relay", "--app", app, "--log-format", "json", name="relay")
+        await self._logged(node, "outbox.relay.started", what="the relay's start")
+        return node
+
+    async def _logged(self, node: FerryProcess, event: str, *, what: str) -> None:
+        """Wait until ``node`` has logged ``event``; fails at once if it exited first."""
+
+        async def seen() -> bool:
+            if not node.running:
+                raise AssertionError(f"{what}: the process exited early:\n{self.logs()}")
+            return bool(node.events(event))
+
+        await eventually(seen, what=what)
 
     def by_holder(self, holder: str) -> FerryProcess:
         """The process whose id (``<host>:<pid>:<random>``) is ``holder``."""
