@@ -71,11 +71,24 @@ async def test_killed_workers_run_every_child_once_enqueued_and_the_parent_resum
             )
         )
 
+    last_seen: list[str] = []
+
     async def parent_done() -> bool:
         run = await driver.introspect.get_run(parent.job_id)
+        if run is not None:  # what a failed wait reports: stuck, or only slow
+            last_seen[:] = [
+                f"parent {run.summary.state}, run at {run.summary.run_at_ms}, "
+                f"{run.children_pending} of {run.children_count} children pending; "
+                f"children not completed: {await children_left()}"
+            ]
         return run is not None and run.summary.state == "completed"
 
-    await eventually(parent_done, within_s=150, what="the parent completed")
+    await eventually(
+        parent_done,
+        within_s=150,
+        what="the parent completed",
+        context=lambda: "\n".join([*last_seen, fleet.logs()]),
+    )
     print(f"{CHILDREN} children, {kills} kills: done in {time.monotonic() - started:.1f} s")
     assert kills >= 3, "the chaos actually happened"
 
