@@ -13,16 +13,26 @@ T = TypeVar("T")
 async def first_of(*awaitables: Awaitable[object]) -> None:
     """Wait until the first of ``awaitables`` finishes, cancelling (and reaping) the rest.
 
-    The rest are reaped with ``gather``: a cancel of the caller that arrives while they
-    are reaped still reaches the caller (awaiting each under a blanket ``suppress`` would
-    swallow it with theirs)."""
+    The rest are reaped by ``reap``, so a cancel of the caller that arrives meanwhile
+    still reaches the caller."""
     tasks = [asyncio.ensure_future(a) for a in awaitables]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await reap(*tasks)
+
+
+async def reap(*tasks: asyncio.Future[Any] | None) -> None:
+    """Cancel ``tasks`` (``None`` stands for no task) and wait until each has ended.
+
+    Waiting with ``gather(return_exceptions=True)`` collects their ends (a cancel, or an
+    error nobody else will read) while a cancel of the caller arriving meanwhile still
+    reaches the caller: awaiting each under a blanket ``suppress(CancelledError)`` would
+    swallow it with theirs."""
+    present = [task for task in tasks if task is not None]
+    for task in present:
+        task.cancel()
+    await asyncio.gather(*present, return_exceptions=True)
 
 
 async def cancellable(call: Awaitable[T]) -> T:

@@ -29,7 +29,7 @@ import logging
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Protocol
 
-from ferry._aio import first_of, supervise
+from ferry._aio import first_of, reap, supervise
 from ferry._clock import Clock
 from ferry.drivers.protocol import (
     HeartbeatOptions,
@@ -168,13 +168,9 @@ class LeaseKeeper:
         """Stop renewing anything (and beating at all)."""
         self._presence = None
         beat, self._idle_beat = self._idle_beat, None
-        if beat is not None:  # answered before close returns: a departure comes after it
-            beat.cancel()
-            await asyncio.gather(beat, return_exceptions=True)
+        await reap(beat)  # answered before close returns: a departure comes after it
         loop, self._loop = self._loop, None
-        if loop is not None:
-            loop.cancel()
-            await asyncio.gather(loop, return_exceptions=True)
+        await reap(loop)
         self._held.clear()
 
     async def _run(self, started_ms: int, *, at_once: bool = False) -> None:

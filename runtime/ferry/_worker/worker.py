@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Iterable, Sequence
 from typing import Any
 
 from ferry import _fleet
-from ferry._aio import first_of, supervise
+from ferry._aio import first_of, reap, supervise
 from ferry._identity import new_worker_id
 from ferry._jobs.declaration import JobHandle, declared_jobs
 from ferry._jobs.definition import JobDefinition
@@ -349,9 +349,7 @@ class JobWorker:
             if self._loop is not None:
                 # Whatever ended the loop, it is over once nothing is held or waits to settle.
                 await asyncio.gather(self._loop, return_exceptions=True)
-            for task in self._background:
-                task.cancel()
-            await asyncio.gather(*self._background, return_exceptions=True)
+            await reap(*self._background)
             if self._keeper is not None:
                 await self._keeper.close()
             self.threads.close()

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
-from ferry._aio import first_of, supervise
+from ferry._aio import first_of, reap, supervise
 from ferry._clock import Clock
 from ferry._wakeup import DueInstants
 
@@ -299,9 +299,7 @@ class Listener(Health):
     async def close(self) -> None:
         """Stop listening and hand the session back."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await reap(task)
         self._set_healthy(False)
 
     async def _listen(self) -> None:
