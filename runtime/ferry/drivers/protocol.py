@@ -619,6 +619,14 @@ Fence: TypeAlias = Lease | RunFence
 term, or a run still held by the given worker."""
 
 
+def split_fence(fence: Fence | None) -> tuple[Lease | None, RunFence | None]:
+    """``fence`` as the lease and the run a store's statement takes apart (at most one set)."""
+    return (
+        fence if isinstance(fence, Lease) else None,
+        fence if isinstance(fence, RunFence) else None,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RecordWrite:
     """One unfenced record put that rides along with a worker's lease renewals

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from ferry.drivers._redis.codec import json_text, opt
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.keyspace import run_id
-from ferry.drivers.protocol import Fence, JsonValue, Lease, RunFence
+from ferry.drivers.protocol import Fence, JsonValue, Lease, split_fence
 
 
 class RedisLeaseStore:
@@ -66,8 +66,7 @@ class RedisRecordStore:
         expires_at_ms: int | None = None,
         fence: Fence | None = None,
     ) -> bool:
-        lease = fence if isinstance(fence, Lease) else None
-        run = fence if isinstance(fence, RunFence) else None
+        lease, run = split_fence(fence)
         run_key = run_id(run.job_id) if run is not None else None
         if run is not None and run_key is None:
             return False  # an id no run can have holds nothing

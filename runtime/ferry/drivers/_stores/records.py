@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from ferry.drivers._columns import Row, from_json_text, json_text, run_pk
 from ferry.drivers._stores.statements import Statements
-from ferry.drivers.protocol import Fence, JsonValue, Lease, RunFence
+from ferry.drivers.protocol import Fence, JsonValue, Lease, split_fence
 
 
 class SqlLeaseStore:
@@ -59,8 +59,7 @@ class SqlRecordStore:
         expires_at_ms: int | None = None,
         fence: Fence | None = None,
     ) -> bool:
-        lease = fence if isinstance(fence, Lease) else None
-        run = fence if isinstance(fence, RunFence) else None
+        lease, run = split_fence(fence)
         run_row = run_pk(run.job_id) if run is not None else None
         if run is not None and run_row is None:
             return False  # an id no run can have holds nothing
