@@ -51,17 +51,21 @@ class Connection:
 
     async def client(self) -> Redis:
         """The open client (opening it on first use)."""
-        if self._scripts is None:
-            await cancellable(self.open())
+        await self._opened()
         assert self._client is not None
         return self._client
 
     async def run(self, name: str, *args: str | int) -> Any:
         """Run the named script of ``lua/`` with ``args``."""
+        scripts = await self._opened()
+        return await cancellable(scripts.run(name, *args))
+
+    async def _opened(self) -> Scripts:
+        """The scripts of the open connection (opening it on first use)."""
         if self._scripts is None:
             await cancellable(self.open())
         assert self._scripts is not None
-        return await cancellable(self._scripts.run(name, *args))
+        return self._scripts
 
     async def open(self) -> None:
         """Connect (once), check the server answers and apply pending keyspace migrations;
