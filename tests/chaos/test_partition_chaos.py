@@ -132,9 +132,10 @@ async def test_a_partitioned_worker_counts_its_lapsed_leases_and_its_refused_set
 
     Invariants: every run completes; the fleet's ``completed`` equals the store's; every
     extra attempt in the store is one lease of A's that lapsed, and A counted each once
-    (B none) — A may count more: a lease whose window closed on A's clock while its
-    settle was in flight, the settle then landing late with nobody else having run it; each lapsed run of A ended ``superseded`` (its refused settle, logged
-    ``jobs.lease.lost`` with who holds the run now) or ``lease-lost`` (abandoned unsettled);
+    (B none); A may count more — a window closed on A's clock while its settle was in
+    flight, the settle then landing late with nobody else having run the run; each lapsed
+    run of A ended ``superseded`` (its refused settle, logged ``jobs.lease.lost`` with who
+    holds the run now) or ``lease-lost`` (abandoned unsettled);
     at least one settle was refused; no task failure was left to asyncio."""
     json_logs = ["--log-format", "json"]
     a = await fleet.worker(
@@ -203,22 +204,22 @@ async def test_a_partitioned_worker_counts_its_lapsed_leases_and_its_refused_set
     lapsed = sum(r.attempts - 1 for r in runs)
     completed = await runs_of(a, "completed") + await runs_of(b, "completed")
     superseded, unsettled = await runs_of(a, "superseded"), await runs_of(a, "lease-lost")
-    print(
-        f"{driver.name}: {lapsed} leases lapsed, A counted {await leases_lost(a):.0f} "
-        f"(its settle landed late on the rest); "
-        f"{superseded:.0f} settles refused (superseded), {unsettled:.0f} abandoned; "
-        f"completed A {await runs_of(a, 'completed'):.0f} + B {await runs_of(b, 'completed'):.0f}"
-    )
-    assert completed == RUNS, "the fleet's completed is the store's: no refused settle among them"
-    assert lapsed >= 1, "the partition outlasted a lease"
     counted = [line for line in a.events("jobs.lease.lost") if line["counted"]]
-    assert len({(line["job_id"], line["attempt"]) for line in counted}) == len(counted)
-    assert await leases_lost(a) == len(counted), "A counted each lapse it logged, once"
     # A lease is lost on A's clock: one whose window closed while its settle was in flight
     # is counted even when that settle then lands (a slow answer, not a refused one) and
     # nobody runs it again. Every other lapse is a run taken over: one more attempt.
     attempts = {r.id: r.attempts for r in runs}
     taken_over = [line for line in counted if line["attempt"] < attempts[line["job_id"]]]
+    print(
+        f"{driver.name}: {lapsed} leases lapsed, A counted {await leases_lost(a):.0f} "
+        f"({len(taken_over)} taken over, the rest settled late by A); "
+        f"{superseded:.0f} settles refused (superseded), {unsettled:.0f} abandoned; "
+        f"completed A {await runs_of(a, 'completed'):.0f} + B {await runs_of(b, 'completed'):.0f}"
+    )
+    assert completed == RUNS, "the fleet's completed is the store's: no refused settle among them"
+    assert lapsed >= 1, "the partition outlasted a lease"
+    assert len({(line["job_id"], line["attempt"]) for line in counted}) == len(counted)
+    assert await leases_lost(a) == len(counted), "A counted each lapse it logged, once"
     assert len(taken_over) == lapsed, "A counted exactly the leases that lapsed"
     assert await leases_lost(b) == 0
     assert superseded >= 1, "at least one late settle met the fence"
