@@ -18,12 +18,14 @@ from ferry._payload import json_text
 from ferry.drivers.failures import failures_of
 from ferry.drivers.protocol import (
     JOB_STATES,
+    AckOptions,
     ClaimedJob,
     EnqueueRequest,
     JobError,
     JobState,
     JsonValue,
     MovedRun,
+    NackOptions,
     Progress,
     QueueStats,
     RunDetail,
@@ -32,7 +34,7 @@ from ferry.drivers.protocol import (
     RunSummary,
     StepRecord,
 )
-from ferry.drivers.settle import SettleFields
+from ferry.drivers.settle import SettleFields, transition
 
 __all__ = [
     "Row",
@@ -47,6 +49,7 @@ __all__ = [
     "queue_stats_of",
     "run_of",
     "run_pk",
+    "settle_columns",
     "step_columns",
     "step_of",
     "stored_columns",
@@ -289,3 +292,30 @@ def stored_columns(value: EnqueueRequest | MovedRun) -> dict[str, Any]:
         else:
             columns[name] = getattr(value, name)
     return columns
+
+
+def settle_columns(settle: AckOptions | NackOptions, now_ms: int) -> dict[str, Any]:
+    """One settle as a store's settle statement takes it, by name, in order: the decisions
+    of ``transition`` (the planned state, the attempt given back, whether it requeues,
+    whether it finishes) and the values the run keeps, an ack's result as the JSON value it
+    is, progress as ``stored_columns`` stores it. Postgres sends them as one JSON batch and
+    Redis as script arguments; SQLite applies ``settle_run`` to the row itself."""
+    planned = transition(settle)
+    if isinstance(settle, AckOptions):
+        run_at_ms, result, error, failure = None, settle.result, None, None
+    else:
+        run_at_ms = now_ms if settle.run_at_ms is None else settle.run_at_ms
+        result, error, failure = None, settle.error, settle.failure
+    return {
+        "worker_id": settle.worker_id,
+        "state": planned.state,
+        "attempts_given_back": 1 if planned.gives_back_attempt else 0,
+        "requeues": planned.requeues,
+        "finishes": planned.finishes,
+        "run_at_ms": run_at_ms,
+        "result": result,
+        "error_code": error.code if error is not None else None,
+        "error_message": error.message if error is not None else None,
+        **_progress(settle),
+        "failure": failure,
+    }

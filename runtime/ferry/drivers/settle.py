@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from ferry.drivers.protocol import (
     AckOptions,
@@ -154,35 +154,6 @@ def first_of_each(job_ids: Sequence[str]) -> list[bool]:
         firsts.append(job_id not in seen)
         seen.add(job_id)
     return firsts
-
-
-def settle_columns(settle: AckOptions | NackOptions, now_ms: int) -> dict[str, Any]:
-    """One settle as a store's settle statement takes it, by name, in order: the decisions
-    of ``transition`` (the planned state, the attempt given back, whether it requeues,
-    whether it finishes) and the values the run keeps, an ack's result as the JSON value it
-    is. Postgres sends them as one JSON batch and Redis as script arguments; SQLite applies
-    ``settle_run`` to the row itself."""
-    planned = transition(settle)
-    error = None if isinstance(settle, AckOptions) else settle.error
-    progress = settle.progress
-    return {
-        "worker_id": settle.worker_id,
-        "state": planned.state,
-        "attempts_given_back": 1 if planned.gives_back_attempt else 0,
-        "requeues": planned.requeues,
-        "finishes": planned.finishes,
-        "run_at_ms": None
-        if isinstance(settle, AckOptions)
-        else settle.run_at_ms
-        if settle.run_at_ms is not None
-        else now_ms,
-        "result": settle.result if isinstance(settle, AckOptions) else None,
-        "error_code": error.code if error is not None else None,
-        "error_message": error.message if error is not None else None,
-        "progress_current": progress.current if progress is not None else None,
-        "progress_total": progress.total if progress is not None else None,
-        "failure": None if isinstance(settle, AckOptions) else settle.failure,
-    }
 
 
 class _Batched(Protocol):

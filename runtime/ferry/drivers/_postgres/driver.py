@@ -20,6 +20,7 @@ from ferry.drivers._columns import (
     progress_columns,
     run_of,
     run_pk,
+    settle_columns,
     stored_columns,
 )
 from ferry.drivers._ledger import Migration
@@ -54,7 +55,7 @@ from ferry.drivers.protocol import (
     RenewalAnswer,
     Settle,
 )
-from ferry.drivers.settle import CANCELLED_BY_OPERATOR, first_of_each, settle_columns
+from ferry.drivers.settle import CANCELLED_BY_OPERATOR, first_of_each
 
 
 class _Fetches(Protocol):

@@ -20,7 +20,7 @@ from redis.asyncio import Redis
 
 from ferry._clock import Clock, SystemClock
 from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
-from ferry.drivers._columns import progress_columns, run_of
+from ferry.drivers._columns import progress_columns, run_of, settle_columns
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._redis.children import RedisChildren
 from ferry.drivers._redis.codec import columns_of, json_text, opt, request_args
@@ -60,12 +60,7 @@ from ferry.drivers.protocol import (
     RetentionPolicy,
     Settle,
 )
-from ferry.drivers.settle import (
-    CANCELLED_BY_OPERATOR,
-    DerivedCalls,
-    first_of_each,
-    settle_columns,
-)
+from ferry.drivers.settle import CANCELLED_BY_OPERATOR, DerivedCalls, first_of_each
 
 
 class RedisJobDriver(DerivedCalls):
