@@ -12,8 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from ferry.drivers._columns import run_pk
-from ferry.drivers._stores.statements import Statements
+from ferry.drivers._stores.statements import Statements, row_of
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, ParentRefusal, RunFence
 
 
@@ -30,9 +29,8 @@ class SqlChildren(ABC):
         """Each dialect's own (see the module's docstring)."""
 
     async def await_children(self, parent: RunFence) -> bool:
-        pk = run_pk(parent.job_id)
+        pk = await row_of(self._s, parent.job_id)
         if pk is None:
-            await self._s.open()
             return False
         held = await self._s.write(
             "children_await", id=pk, worker_id=parent.worker_id, now=self._s.clock.now_ms()

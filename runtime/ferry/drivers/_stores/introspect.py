@@ -32,7 +32,7 @@ from ferry.drivers._columns import (
 )
 from ferry.drivers._refusals import DELETABLE, RETRYABLE, OneRunActions
 from ferry.drivers._stores.moves import Moved, RunMoves, StateChange
-from ferry.drivers._stores.statements import Plan, Statements
+from ferry.drivers._stores.statements import Plan, Statements, row_of
 from ferry.drivers.fan_in import CANCELLED_WITH_PARENT
 from ferry.drivers.protocol import (
     CHILDREN_SHOWN,
@@ -83,9 +83,8 @@ class SqlIntrospection(OneRunActions):
         return [run_of(RunSummary, row) for row in rows]
 
     async def get_run(self, job_id: str) -> RunDetail | None:
-        pk = run_pk(job_id)
+        pk = await row_of(self._s, job_id)
         if pk is None:
-            await self._s.open()
             return None
         rows = await self._s.read("run_get", id=pk)
         if not rows:

@@ -12,7 +12,7 @@ from collections.abc import Generator, Mapping, Sequence
 from typing import Protocol, TypeAlias, TypeVar
 
 from ferry._clock import Clock
-from ferry.drivers._columns import Row
+from ferry.drivers._columns import Row, run_pk
 from ferry.drivers._sql import sql_files
 from ferry.errors import FerryError
 
@@ -49,6 +49,15 @@ class Statements(Protocol):
     async def atomic(self, plan: Plan[T]) -> T:
         """Run ``plan``'s statements in one transaction; its answer once committed."""
         ...
+
+
+async def row_of(statements: Statements, job_id: str) -> int | None:
+    """The row id run ``job_id`` names; None when no run can have that id — after opening
+    the store all the same, as a call that runs a statement would (``Statements.open``)."""
+    pk = run_pk(job_id)
+    if pk is None:
+        await statements.open()
+    return pk
 
 
 def statement_files(own: str) -> Mapping[str, str]:

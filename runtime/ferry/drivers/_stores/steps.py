@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ferry.drivers._columns import json_text, run_pk, step_of
-from ferry.drivers._stores.statements import Statements
+from ferry.drivers._columns import json_text, step_of
+from ferry.drivers._stores.statements import Statements, row_of
 from ferry.drivers.protocol import StepRecord
 
 
@@ -17,9 +17,8 @@ class SqlStepStore:
         self._s = statements
 
     async def load(self, job_id: str) -> Mapping[str, StepRecord]:
-        pk = run_pk(job_id)
+        pk = await row_of(self._s, job_id)
         if pk is None:
-            await self._s.open()
             return {}
         rows = await self._s.read("step_load", job_ids=[pk])
         return {row["name"]: step_of(row) for row in rows}
@@ -27,9 +26,8 @@ class SqlStepStore:
     async def record(self, job_id: str, step: StepRecord, *, worker_id: str) -> bool:
         """Record ``step`` if ``worker_id`` still holds the run; answers whether it does
         (a step already recorded is kept: replaying a record is not an error)."""
-        pk = run_pk(job_id)
+        pk = await row_of(self._s, job_id)
         if pk is None:
-            await self._s.open()
             return False
         held = await self._s.write(
             "step_record",
