@@ -57,7 +57,7 @@ async def enqueue_batch(system: System, dsn: str, total: int, batch: int, first:
         await producer.close()
 
 
-async def _prefill(system: System, dsn: str, count: int) -> None:
+async def prefill(system: System, dsn: str, count: int) -> None:
     producer = await system.producer(dsn)
     try:
         for offset in range(0, count, _PREFILL_BATCH):
@@ -81,7 +81,7 @@ async def end_to_end(
     default the system's own)."""
     async with fresh_database(server_dsn, system.name) as dsn:
         await system.install(dsn)
-        await _prefill(system, dsn, count)
+        await prefill(system, dsn, count)
         worker = WorkerProcess(
             system, dsn, "drain", count, concurrency, batch_size, timeout_s, loop=loop
         )
@@ -115,7 +115,7 @@ async def shared_drain(
         ]
         for worker in workers:
             await worker.start()
-        await _prefill(system, dsn, count)
+        await prefill(system, dsn, count)
         results = [await worker.result() for worker in workers]
     firsts = [float(r["first_wall"]) for r in results if r["first_wall"] is not None]
     jobs = sum(int(r["jobs"]) for r in results)
@@ -141,7 +141,7 @@ async def soak(
     ``warm_runs`` and after ``runs``."""
     async with fresh_database(server_dsn, system.name) as dsn:
         await system.install(dsn)
-        await _prefill(system, dsn, runs)
+        await prefill(system, dsn, runs)
         worker = WorkerProcess(
             system, dsn, "soak", runs, concurrency, None, timeout_s, marks=(warm_runs, runs)
         )
