@@ -85,14 +85,21 @@ async def test_a_fan_out_is_fenced_on_the_parents_lease_and_on_its_cancel(
     assert (await run(harness, parent)).children_count == 0  # nothing was written
 
 
-async def test_the_last_child_to_end_makes_the_parked_parent_due(
-    harness: Harness, clock: FrozenClock
-) -> None:
+async def parked_with_one_child_done(harness: Harness, clock: FrozenClock) -> tuple[str, str, str]:
+    """A parent parked on two children, the first of them completed and the second held
+    by ``w2``: answers the parent, the first and the second."""
     parent = await held_parent(harness)
     first, second = await children_of(harness, parent, 2)
     await park(harness, parent, clock)
     await harness.driver.claim(claim("w2"))
     assert await harness.driver.ack(first, AckOptions("w2", 1))
+    return parent, first, second
+
+
+async def test_the_last_child_to_end_makes_the_parked_parent_due(
+    harness: Harness, clock: FrozenClock
+) -> None:
+    parent, _, second = await parked_with_one_child_done(harness, clock)
     detail = await run(harness, parent)
     assert (detail.summary.state, detail.children_pending) == ("sleeping", 1)
     assert detail.summary.run_at_ms == clock.now_ms() + DAY
@@ -109,14 +116,21 @@ async def test_the_last_child_to_end_makes_the_parked_parent_due(
 async def test_a_park_after_the_last_child_ended_is_due_at_once(
     harness: Harness, clock: FrozenClock
 ) -> None:
-    """The last child ends between the wait's read of it and the parent's park."""
-    parent = await held_parent(harness)
-    [child] = await children_of(harness, parent, 1)
-    await harness.driver.claim(claim("w2"))
-    assert await harness.driver.ack(child, AckOptions("w2"))
-    await park(harness, parent, clock)
-    detail = await run(harness, parent)
-    assert detail.summary.state == "sleeping" and detail.summary.run_at_ms == clock.now_ms()
+    """The last child ends (or is deleted before its end) between the wait's read of it
+    and the parent's park."""
+    parents = [await held_parent(harness, n) for n in range(2)]
+    for parent, how in zip(parents, ("acked", "deleted"), strict=True):
+        [child] = await children_of(harness, parent, 1)
+        if how == "acked":
+            await harness.driver.claim(claim("w2"))
+            assert await harness.driver.ack(child, AckOptions("w2"))
+        else:
+            assert [c.changed for c in await harness.driver.introspect.delete_runs([child])]
+        assert (await run(harness, parent)).children_pending == 0, how
+        await park(harness, parent, clock)
+        detail = await run(harness, parent)
+        assert detail.summary.state == "sleeping", how
+        assert detail.summary.run_at_ms == clock.now_ms(), how
 
 
 async def test_a_childs_end_and_its_parents_park_in_one_round_trip(
@@ -268,11 +282,7 @@ async def test_deleting_an_ended_child_does_not_count_it_again(
     harness: Harness, clock: FrozenClock
 ) -> None:
     """The child was counted when it ended: its parent still waits for the other."""
-    parent = await held_parent(harness)
-    first, second = await children_of(harness, parent, 2)
-    await park(harness, parent, clock)
-    await harness.driver.claim(claim("w2"))
-    assert await harness.driver.ack(first, AckOptions("w2", 1))
+    parent, first, second = await parked_with_one_child_done(harness, clock)
     [change] = await harness.driver.introspect.delete_runs([first])
     assert (change.state, change.changed) == ("completed", True)
     detail = await run(harness, parent)
@@ -282,19 +292,6 @@ async def test_deleting_an_ended_child_does_not_count_it_again(
     assert await harness.driver.ack(second, AckOptions("w2", 4))
     [resumed] = await harness.driver.claim(claim("w1"))
     assert resumed.id == parent
-
-
-async def test_a_child_deleted_before_its_parent_parks_makes_the_park_due_at_once(
-    harness: Harness, clock: FrozenClock
-) -> None:
-    """The delete lands between the wait's read of the child and the parent's park."""
-    parent = await held_parent(harness)
-    [child] = await children_of(harness, parent, 1)
-    await harness.driver.introspect.delete_runs([child])
-    assert (await run(harness, parent)).children_pending == 0
-    await park(harness, parent, clock)
-    detail = await run(harness, parent)
-    assert detail.summary.state == "sleeping" and detail.summary.run_at_ms == clock.now_ms()
 
 
 async def test_one_bulk_delete_counts_each_child_once_and_a_deleted_parent_as_before(
