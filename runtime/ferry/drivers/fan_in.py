@@ -32,12 +32,12 @@ once in two transactions would each still see the other running and neither woul
 the parent; an increment or decrement of one row is serialised by that row's lock.
 
 Postgres applies the counting and waking as row triggers on the runs table (migration
-0023; 0031 for a delete), because one statement cannot update a row twice: a child's settle and its
-parent's settle or claim often share the worker's one round-trip statement, and a
-trigger runs after that statement, in its transaction. The SQLite and memory drivers
-apply them in the transaction of each change (``_sqlite.runs``, and its ``CountedMoves``
-for an operator's cancel or retry written once in ``_stores.introspect``), and Redis in each
-script (``lua/lib.lua``).
+0023; 0031 for a delete), because one statement cannot update a row twice: a child's
+settle and its parent's settle or claim often share the worker's one round-trip
+statement, and a trigger runs after that statement, in its transaction. The SQLite and
+memory drivers apply them in the transaction of each change (``_sqlite.runs``, and its
+``CountedMoves`` for an operator's cancel, retry or delete written once in
+``_stores.introspect``), and Redis in each script (``lua/lib.lua``).
 """
 
 from __future__ import annotations
