@@ -85,6 +85,39 @@ async def test_each_outcome_in_order_completed_dead_or_cancelled(
     assert effects["mixed:resumed"] == 1
 
 
+async def test_deleting_the_last_pending_child_resumes_the_parent_at_once(
+    harness: Harness,
+) -> None:
+    """An operator's delete of a child that has not ended counts as its end: the parent
+    stays parked while others are pending, and the delete of the last one makes it due —
+    it resumes without the clock reaching its wait's deadline. Its wait then reads the
+    deleted children as ``X_RUN_NOT_FOUND`` (a refusal naming the first of them, which
+    fails the attempt), the other children as they ended."""
+    with harness.installed():
+        queued = await mixed.enqueue({"n": 2})
+        assert await harness.run_due() == 1  # the parent fans out and parks
+        parent = await detail(harness, queued.job_id)
+        two, thirteen, sleeper = (c.id for c in parent.children)
+        await harness.driver.introspect.delete_runs([thirteen])  # queued
+        assert await harness.run_due() == 1  # the square of 2 completes
+        assert await harness.run_due() == 1  # the slow child parks for three days
+        parent = await detail(harness, queued.job_id)
+        assert (parent.summary.state, parent.children_pending) == ("sleeping", 1)
+        assert (await detail(harness, sleeper)).summary.state == "sleeping"
+        assert await harness.run_due() == 0  # nothing is due: the parent waits
+        await harness.driver.introspect.delete_runs([sleeper])  # sleeping, the last
+        parent = await detail(harness, queued.job_id)
+        assert (parent.children_pending, parent.summary.run_at_ms) == (0, harness.clock.now_ms())
+        assert await harness.run_due() == 1  # the parent, with no clock advanced
+    parent = await detail(harness, queued.job_id)
+    assert (parent.summary.state, parent.summary.attempts) == ("queued", 1)  # retried
+    assert parent.summary.last_error is not None
+    assert parent.summary.last_error.code == "X_RUN_NOT_FOUND"
+    assert f"child run {thirteen} of job" in parent.summary.last_error.message
+    assert (await detail(harness, two)).summary.state == "completed"
+    assert effects["mixed:resumed"] == 0
+
+
 async def test_a_retry_after_the_fan_out_enqueues_nothing_again(harness: Harness) -> None:
     """The attempt fails right after its fan-out (as a crash would): the retry replays the
     fan-out from its record, and every child is one run."""

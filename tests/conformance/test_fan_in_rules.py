@@ -85,14 +85,21 @@ async def test_a_fan_out_is_fenced_on_the_parents_lease_and_on_its_cancel(
     assert (await run(harness, parent)).children_count == 0  # nothing was written
 
 
-async def test_the_last_child_to_end_makes_the_parked_parent_due(
-    harness: Harness, clock: FrozenClock
-) -> None:
+async def parked_with_one_child_done(harness: Harness, clock: FrozenClock) -> tuple[str, str, str]:
+    """A parent parked on two children, the first of them completed and the second held
+    by ``w2``: answers the parent, the first and the second."""
     parent = await held_parent(harness)
     first, second = await children_of(harness, parent, 2)
     await park(harness, parent, clock)
     await harness.driver.claim(claim("w2"))
     assert await harness.driver.ack(first, AckOptions("w2", 1))
+    return parent, first, second
+
+
+async def test_the_last_child_to_end_makes_the_parked_parent_due(
+    harness: Harness, clock: FrozenClock
+) -> None:
+    parent, _, second = await parked_with_one_child_done(harness, clock)
     detail = await run(harness, parent)
     assert (detail.summary.state, detail.children_pending) == ("sleeping", 1)
     assert detail.summary.run_at_ms == clock.now_ms() + DAY
@@ -109,14 +116,21 @@ async def test_the_last_child_to_end_makes_the_parked_parent_due(
 async def test_a_park_after_the_last_child_ended_is_due_at_once(
     harness: Harness, clock: FrozenClock
 ) -> None:
-    """The last child ends between the wait's read of it and the parent's park."""
-    parent = await held_parent(harness)
-    [child] = await children_of(harness, parent, 1)
-    await harness.driver.claim(claim("w2"))
-    assert await harness.driver.ack(child, AckOptions("w2"))
-    await park(harness, parent, clock)
-    detail = await run(harness, parent)
-    assert detail.summary.state == "sleeping" and detail.summary.run_at_ms == clock.now_ms()
+    """The last child ends (or is deleted before its end) between the wait's read of it
+    and the parent's park."""
+    parents = [await held_parent(harness, n) for n in range(2)]
+    for parent, how in zip(parents, ("acked", "deleted"), strict=True):
+        [child] = await children_of(harness, parent, 1)
+        if how == "acked":
+            await harness.driver.claim(claim("w2"))
+            assert await harness.driver.ack(child, AckOptions("w2"))
+        else:
+            assert [c.changed for c in await harness.driver.introspect.delete_runs([child])]
+        assert (await run(harness, parent)).children_pending == 0, how
+        await park(harness, parent, clock)
+        detail = await run(harness, parent)
+        assert detail.summary.state == "sleeping", how
+        assert detail.summary.run_at_ms == clock.now_ms(), how
 
 
 async def test_a_childs_end_and_its_parents_park_in_one_round_trip(
@@ -232,3 +246,76 @@ async def test_cancelling_many_parents_cancels_the_children_of_each_that_changed
         assert detail.summary.state == "cancelled"
         assert detail.summary.last_error is not None
         assert detail.summary.last_error.message == CANCELLED_WITH_PARENT.message
+
+
+async def test_deleting_a_child_before_its_end_counts_as_its_end(
+    harness: Harness, clock: FrozenClock
+) -> None:
+    """A queued or a sleeping child deleted by an operator lowers its parent's count in the
+    delete's own statement, transaction or script; the last one makes the parent due at
+    once, with no clock advanced to its wait's deadline."""
+    parent = await held_parent(harness)
+    queued, done, sleeper = await children_of(harness, parent, 3)
+    await park(harness, parent, clock)
+    [change] = await harness.driver.introspect.delete_runs([queued])
+    assert (change.id, change.state, change.changed) == (queued, "queued", True)
+    detail = await run(harness, parent)
+    assert (detail.summary.state, detail.children_pending) == ("sleeping", 2)
+    assert detail.summary.run_at_ms == clock.now_ms() + DAY  # others pending: still parked
+    assert {c.id for c in await harness.driver.claim(claim("w2"))} == {done, sleeper}
+    assert await harness.driver.ack(done, AckOptions("w2", 1))
+    assert await harness.driver.nack(sleeper, NackOptions("w2", "sleep", clock.now_ms() + DAY))
+    clock.advance("1s")
+    [change] = await harness.driver.introspect.delete_runs([sleeper])
+    assert (change.state, change.changed) == ("sleeping", True)
+    detail = await run(harness, parent)
+    assert (detail.summary.state, detail.children_pending) == ("sleeping", 0)
+    assert detail.summary.run_at_ms <= clock.now_ms()
+    [resumed] = await harness.driver.claim(claim("w1"))
+    assert resumed.id == parent and resumed.attempt == 1  # the park counted no attempt
+    assert await harness.driver.introspect.get_run(queued) is None
+    assert await harness.driver.introspect.get_run(sleeper) is None
+    assert (await run(harness, done)).summary.state == "completed"
+
+
+async def test_deleting_an_ended_child_does_not_count_it_again(
+    harness: Harness, clock: FrozenClock
+) -> None:
+    """The child was counted when it ended: its parent still waits for the other."""
+    parent, first, second = await parked_with_one_child_done(harness, clock)
+    [change] = await harness.driver.introspect.delete_runs([first])
+    assert (change.state, change.changed) == ("completed", True)
+    detail = await run(harness, parent)
+    assert (detail.summary.state, detail.children_pending) == ("sleeping", 1)
+    assert detail.summary.run_at_ms == clock.now_ms() + DAY
+    assert await harness.driver.claim(claim("w1")) == []  # the parent is not due
+    assert await harness.driver.ack(second, AckOptions("w2", 4))
+    [resumed] = await harness.driver.claim(claim("w1"))
+    assert resumed.id == parent
+
+
+async def test_one_bulk_delete_counts_each_child_once_and_a_deleted_parent_as_before(
+    harness: Harness, clock: FrozenClock
+) -> None:
+    """One many-run delete (a bulk action's) of a parked parent with one of its children,
+    and of another parked parent's only child: the first parent is gone, its other child
+    stays with its parent id as a delete always left it; the second parent is due."""
+    gone = await held_parent(harness, 101)
+    waiting = await held_parent(harness, 102)
+    gone_children = await children_of(harness, gone, 2)
+    await park(harness, gone, clock)
+    [only] = await children_of(harness, waiting, 1)
+    await park(harness, waiting, clock)
+    changes = await harness.driver.introspect.delete_runs([gone, gone_children[0], only])
+    assert {(c.id, c.changed) for c in changes} == {
+        (gone, True),
+        (gone_children[0], True),
+        (only, True),
+    }
+    assert await harness.driver.introspect.get_run(gone) is None
+    left = await run(harness, gone_children[1])
+    assert (left.summary.state, left.parent_id) == ("queued", gone)
+    detail = await run(harness, waiting)
+    assert (detail.children_pending, detail.summary.run_at_ms <= clock.now_ms()) == (0, True)
+    claimed = await harness.driver.claim(claim("w1"))
+    assert {c.id for c in claimed} == {waiting, gone_children[1]}

@@ -206,13 +206,15 @@ class Step:
         typed result), dead (with its code) or cancelled.
 
         Until then the run is parked like ``step.sleep``: no worker held, no attempt
-        counted. It becomes due again when its last child ends (in the transaction or
-        script of that child's end), or at the deadline, ``timeout`` after the first
-        call; past the deadline with children still going, the wait fails the attempt
-        with ``X_WAIT_TIMEOUT`` (retried like any failure: a retry finds the children
-        that ended meanwhile). One count per run, not per wait: the run wakes when all
-        the children it enqueued have ended. Memoized once it returns. Needs a driver
-        offering ``results`` and ``children``."""
+        counted. It becomes due again when its last child ends or is deleted before its
+        end (in the transaction or script of that end or delete), or at the deadline,
+        ``timeout`` after the first call; past the deadline with children still going,
+        the wait fails the attempt with ``X_WAIT_TIMEOUT`` (retried like any failure: a
+        retry finds the children that ended meanwhile). A deleted child has no outcome:
+        the wait fails the attempt with ``X_RUN_NOT_FOUND`` naming it. One count per
+        run, not per wait: the run wakes when all the children it enqueued have ended.
+        Memoized once it returns. Needs a driver offering ``results`` and
+        ``children``."""
         if not isinstance(children, Children):
             raise FerryError(
                 "X_INVARIANT",

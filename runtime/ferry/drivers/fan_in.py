@@ -7,8 +7,12 @@ the statement, transaction or script that changes the runs — never by polling:
   ``children_pending``, in the enqueue's own statement; a deduplicated child adds nothing.
   When a child *ends* (its state becomes completed, dead or cancelled, by its settle or an
   operator's cancel), ``P``'s count drops by one; when it comes back (an operator's retry
-  of a dead or cancelled child), it rises by one again. So the count is always the number
-  of ``P``'s children that have not ended, whatever path moved them.
+  of a dead or cancelled child), it rises by one again. An operator's delete of a child
+  that has not ended (queued or sleeping) counts as its end: the parent's wait reads a
+  child that no longer exists as ``X_RUN_NOT_FOUND``, so nothing is left to wait for;
+  deleting an ended child changes nothing (it was counted when it ended). So the count is
+  always the number of ``P``'s children that exist and have not ended, whatever path
+  moved them.
 * **Waiting.** ``step.wait`` marks the held run as awaiting its children
   (``awaiting_children``) and parks it like ``step.sleep``: settled ``sleep`` until the
   wait's deadline, the attempt given back, no worker held. A park that lands when the
@@ -28,12 +32,12 @@ once in two transactions would each still see the other running and neither woul
 the parent; an increment or decrement of one row is serialised by that row's lock.
 
 Postgres applies the counting and waking as row triggers on the runs table (migration
-0023), because one statement cannot update a row twice: a child's settle and its
-parent's settle or claim often share the worker's one round-trip statement, and a
-trigger runs after that statement, in its transaction. The SQLite and memory drivers
-apply them in the transaction of each change (``_sqlite.runs``, and its ``CountedMoves``
-for an operator's cancel or retry written once in ``_stores.introspect``), and Redis in each
-script (``lua/lib.lua``).
+0023; 0031 for a delete), because one statement cannot update a row twice: a child's
+settle and its parent's settle or claim often share the worker's one round-trip
+statement, and a trigger runs after that statement, in its transaction. The SQLite and
+memory drivers apply them in the transaction of each change (``_sqlite.runs``, and its
+``CountedMoves`` for an operator's cancel, retry or delete written once in
+``_stores.introspect``), and Redis in each script (``lua/lib.lua``).
 """
 
 from __future__ import annotations
@@ -46,10 +50,11 @@ CANCELLED_WITH_PARENT = JobError(
 """The error a descendant cancelled with its parent run is left with."""
 
 
-def count_change(before: JobState, after: JobState) -> int:
-    """What a child moving from ``before`` to ``after`` does to its parent's count: -1 when
-    it ends, +1 when it comes back from an end, 0 otherwise."""
-    return int(before in ENDED_STATES) - int(after in ENDED_STATES)
+def count_change(before: JobState, after: JobState | None) -> int:
+    """What a child moving from ``before`` to ``after`` (``None``: deleted) does to its
+    parent's count: -1 when it ends or is deleted before its end, +1 when it comes back
+    from an end, 0 otherwise."""
+    return int(before in ENDED_STATES) - int(after is None or after in ENDED_STATES)
 
 
 def wakes_parent(*, state: JobState, awaiting_children: bool, children_pending: int) -> bool:

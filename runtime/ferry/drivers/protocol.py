@@ -930,7 +930,9 @@ class JobIntrospection(Protocol):
 
     async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         """Delete every run of ``job_ids`` that no worker or drain holds (queued, sleeping,
-        completed, dead, cancelled), with its steps; running and moving runs stay."""
+        completed, dead, cancelled), with its steps; running and moving runs stay. A child
+        deleted before its end counts as ended for its parent (``ferry.drivers.fan_in``),
+        in the delete's own statement, transaction or script."""
         ...
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:

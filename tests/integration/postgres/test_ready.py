@@ -184,3 +184,32 @@ async def test_a_parent_whose_last_child_ends_long_after_its_park_is_claimable_a
 
     [resumed] = await driver.claim(ClaimOptions("w1", 30_000, limit=1))
     assert (resumed.id, resumed.attempt) == (parent, 1), "no promotion needed: a turn away"
+
+
+async def test_a_parent_whose_last_child_is_deleted_long_after_its_park_is_claimable_at_once(
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, clock: FrozenClock
+) -> None:
+    """The delete's trigger (migration 0031) wakes the parent as a child's end does: in
+    place, from the latest instant the two rows hold (a delete writes none of the driver's
+    clock), and its ready row goes where claims look."""
+    parent = (await driver.enqueue(send("parent"))).job_id
+    assert [c.id for c in await driver.claim(ClaimOptions("w1", 30_000, limit=1))] == [parent]
+    children = await driver.children.enqueue_children(RunFence(parent, "w1"), [send("child")])
+    assert not isinstance(children, str), children
+    [child] = children
+    assert await driver.children.await_children(RunFence(parent, "w1"))
+    clock.set(clock.now_ms() + 1_000)
+    parked_at = clock.now_ms()
+    day = 86_400_000
+    assert await driver.nack(parent, NackOptions("w1", "sleep", parked_at + day))
+    assert await _rows(db, pg_schema, "ready_later") == 1, "parked until its deadline"
+    clock.set(clock.now_ms() + 10 * READY_LOOKAHEAD_MS)
+
+    [change] = await driver.introspect.delete_runs([child.job_id])
+    assert change.changed
+
+    detail = await driver.introspect.get_run(parent)
+    assert detail is not None
+    assert (detail.children_pending, detail.summary.run_at_ms) == (0, parked_at)
+    [resumed] = await driver.claim(ClaimOptions("w1", 30_000, limit=1))
+    assert (resumed.id, resumed.attempt) == (parent, 1)

@@ -153,7 +153,7 @@ class RedisIntrospection(OneRunActions):
         )
 
     async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
-        return await self._change("run_delete", job_ids)
+        return await self._change("run_delete", job_ids, self._clock.now_ms())
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
         keys = self._connection.keys

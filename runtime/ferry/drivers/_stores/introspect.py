@@ -12,7 +12,8 @@ A cancel also cancels the descendants of the runs it changed that have not ended
 themselves are held — a fan-out of a held parent waits for that hold, so every child
 written before the cancel is found and none is written after it — and each is cancelled
 as its parent was. What the changes mean beyond the rows (the parents' counts, news for
-result waiters) is the dialect's ``RunMoves``.
+result waiters) is the dialect's ``RunMoves``; a delete is such a change too (a child
+deleted before its end counts as ended for its parent).
 """
 
 from __future__ import annotations
@@ -143,8 +144,20 @@ class SqlIntrospection(OneRunActions):
 
     async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         """Runs no worker or drain holds go, with their steps (running and moving stay).
-        A deleted child is not an end: its parent's wait lasts until its deadline."""
-        return await self._act(job_ids, dict.fromkeys(DELETABLE, "run_delete"), _nothing)
+        A deleted child that had not ended counts as its end for its parent, in the same
+        transaction (``ferry.drivers.fan_in``; the dialect's ``RunMoves``, on Postgres the
+        delete's trigger): a parent waiting for it wakes when it was the last, and its wait
+        reads the child as ``X_RUN_NOT_FOUND``."""
+        now = self._s.clock.now_ms()
+        moved = Moved()
+
+        def deleted(acted: Sequence[Row]) -> Plan[None]:
+            changes = [StateChange(r["pk"], r["parent_id"], r["state"], None) for r in acted]
+            yield from self._moves.changed(changes, now, moved)
+
+        changes = await self._act(job_ids, dict.fromkeys(DELETABLE, "run_delete"), deleted)
+        self._moves.committed(moved)
+        return changes
 
     async def _act(
         self,
@@ -207,11 +220,6 @@ def _cancelled(rows: Sequence[Row]) -> list[StateChange]:
         for row in rows
         if row["state"] != "running"
     ]
-
-
-def _nothing(acted: Sequence[Row]) -> Plan[None]:
-    """No follow-up: the action changes no run's state."""
-    yield from ()
 
 
 def _acted(

@@ -1,13 +1,13 @@
 """What a change of runs' states means beyond their rows, on each SQL dialect.
 
-A run that ends (completed, dead, cancelled) or comes back from an end changes its
-parent's count of pending children, and may make a parent waiting for them due
-(``ferry.drivers.fan_in``); its result waiters must hear of its end; idle workers must hear
-of a run due now. The stores written once (an operator's cancel or retry) say what they
-changed, and the dialect does the rest in the same transaction (``RunMoves.changed``) and
-after the commit (``RunMoves.committed``): Postgres' triggers count the parents (migration
-0023) and its statements notify the ended channel; SQLite counts them in the transaction
-and tells this process's waiters once it committed.
+A run that ends (completed, dead, cancelled), comes back from an end or is deleted before
+its end changes its parent's count of pending children, and may make a parent waiting for
+them due (``ferry.drivers.fan_in``); its result waiters must hear of its end; idle workers
+must hear of a run due now. The stores written once (an operator's cancel, retry or
+delete) say what they changed, and the dialect does the rest in the same transaction
+(``RunMoves.changed``) and after the commit (``RunMoves.committed``): Postgres' triggers
+count the parents (migrations 0023 and 0031) and its statements notify the ended channel;
+SQLite counts them in the transaction and tells this process's waiters once it committed.
 """
 
 from __future__ import annotations
@@ -32,12 +32,14 @@ class Moved:
 
 @dataclass(frozen=True, slots=True)
 class StateChange:
-    """Run ``pk`` (a child of ``parent_id``, if any) went from ``before`` to ``after``."""
+    """Run ``pk`` (a child of ``parent_id``, if any) went from ``before`` to ``after``
+    (``None``: it was deleted, which its parent counts as an end if it had not ended, and
+    no result waiter is told of)."""
 
     pk: int
     parent_id: int | None
     before: JobState
-    after: JobState
+    after: JobState | None
 
     @property
     def ended(self) -> bool:

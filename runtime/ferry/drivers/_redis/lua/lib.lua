@@ -284,10 +284,11 @@ local function parent_counted(parent, change, now)
   end
 end
 
--- Run `id` (a child of `parent`, if any) moved from state `before` to `after`: its parent
--- counts it, and a run that ended joins `ended` (for tell_ended).
+-- Run `id` (a child of `parent`, if any) moved from state `before` to `after` (nil: it was
+-- deleted, an end for its parent if it had not ended): its parent counts it, and a run that
+-- ended joins `ended` (for tell_ended).
 local function state_moved(id, parent, before, after, now, ended)
-  local change = (ENDED[before] and 1 or 0) - (ENDED[after] and 1 or 0)
+  local change = (ENDED[before] and 1 or 0) - ((after == nil or ENDED[after]) and 1 or 0)
   if parent and change ~= 0 then parent_counted(parent, change, now) end
   if ENDED[after] and not ENDED[before] then table.insert(ended, id) end
 end
