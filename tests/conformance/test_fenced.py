@@ -142,7 +142,10 @@ async def test_a_lease_that_lapses_while_its_settle_is_in_flight_is_counted_then
     async def stalled(
         settles: Sequence[Settle], options: ClaimOptions
     ) -> tuple[list[bool], list[ClaimedJob]]:
-        if settles:  # a partition between the worker and the store: the settle waits
+        # A partition between the worker and the store, from its settle on: that settle
+        # waits, and so does every claim of the worker's after it (its own claim must not
+        # take back the run whose lease lapses meanwhile); the other worker's goes through.
+        if settles or (sending.is_set() and options.worker_id != OTHER):
             sending.set()
             await go.wait()
         return await real(settles, options)
