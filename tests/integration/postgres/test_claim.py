@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Any
 
 import asyncpg
+from support.plans import plan_nodes
 from support.runs import send
 
 from ferry._clock import FrozenClock
@@ -98,20 +97,16 @@ async def test_the_claim_walks_the_ready_set_and_reads_runs_by_primary_key_only(
     error = ("X_CANCELLED", "cancelled")
     args = (nothing_to_settle, now, *error, "w", 10, now + 30_000, None, None)
     plan = json.loads(await db.fetchval(f"EXPLAIN (FORMAT JSON) {claim}", *args))
-    nodes = list(_nodes(plan[0]["Plan"]))
+    nodes = [
+        (n["Node Type"], n.get("Relation Name"), n.get("Index Name"))
+        for n in plan_nodes(plan[0]["Plan"])
+    ]
     assert ("Index Scan", "ready_0", "ready_0_priority_run_at_ms_id_idx") in nodes
     assert ("Seq Scan", "ready_0", None) not in nodes, "picked rows are deleted by their ctid"
     on_jobs = [(kind, index) for kind, relation, index in nodes if relation == "jobs"]
     assert on_jobs and all(
         kind == "ModifyTable" or index == "jobs_pkey" for kind, index in on_jobs
     ), on_jobs
-
-
-def _nodes(node: dict[str, Any]) -> Iterator[tuple[str, str | None, str | None]]:
-    """(node type, relation, index) of every node of a JSON plan."""
-    yield node["Node Type"], node.get("Relation Name"), node.get("Index Name")
-    for child in node.get("Plans", []):
-        yield from _nodes(child)
 
 
 async def test_a_batch_comes_back_in_claim_order_past_single_digit_ids(

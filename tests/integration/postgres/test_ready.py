@@ -5,16 +5,18 @@ release, a parent woken by its last child."""
 
 from __future__ import annotations
 
+import json
 import logging
 
 import asyncpg
 import pytest
+from support.plans import plan_nodes
 from support.runs import send
 
 from ferry._clock import FrozenClock
 from ferry.drivers import PostgresJobDriver
 from ferry.drivers._postgres.queries import READY_LOOKAHEAD_MS, Queries
-from ferry.drivers._postgres.ready import TEND_EVERY_MS
+from ferry.drivers._postgres.ready import MOVE_BATCH, ROTATE_AFTER_DEAD, TEND_EVERY_MS
 from ferry.drivers.protocol import AckOptions, ClaimOptions, NackOptions, RunFence
 
 
@@ -94,6 +96,26 @@ async def test_a_reader_of_the_retiring_partition_delays_the_truncation_never_th
     assert len(await driver.claim(ClaimOptions("w", 30_000, limit=10))) == 2
     rotation = await db.fetchrow(f'SELECT * FROM "{pg_schema}".ready_rotation')
     assert rotation["retiring_part"] is None, "truncated once released"
+
+
+async def test_a_rotation_moves_its_rows_by_ctid_never_by_a_join(
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, clock: FrozenClock
+) -> None:
+    # A partition retires with ROTATE_AFTER_DEAD dead rows at least; this one never analyzed.
+    await driver.enqueue_many([send(f"run-{i}") for i in range(ROTATE_AFTER_DEAD)])
+    assert await _switch(db, pg_schema, clock) == 0
+    move = Queries(pg_schema)["ready_move"]
+
+    plan = json.loads(
+        await db.fetchval(f"EXPLAIN (FORMAT JSON) {move}", 0, clock.now_ms(), MOVE_BATCH)
+    )
+
+    nodes = plan_nodes(plan[0]["Plan"])
+    [moved_out] = [n for n in nodes if n.get("Subplan Name") == "CTE moved_out"]
+    kinds = [(n["Node Type"], n.get("Relation Name")) for n in plan_nodes(moved_out)]
+    assert ("Tid Scan", "ready_0") in kinds
+    joins = [kind for kind, _ in kinds if kind in ("Nested Loop", "Hash Join", "Merge Join")]
+    assert joins == [], "a join back to the locked rows is a nested loop without statistics"
 
 
 async def test_a_run_due_after_the_lookahead_waits_apart_and_is_ready_before_it_falls_due(
