@@ -175,9 +175,10 @@ def build_request(
         else checked_priority(priority, field="enqueue priority"),
         connection=connection if connection is not None else _connection.get(),
         traceparent=current_traceparent(),
-        # A tick's key is scoped to its occurrence, and is what absorbs a second scheduler
-        # firing that occurrence: it dedupes against every stored run, whatever the job's
-        # rule (a finished run of the occurrence must not be run again).
+        # A scoped key dedupes against every stored run, whatever the job's rule: a tick's
+        # (scoped to its occurrence) absorbs a second scheduler firing that occurrence, a
+        # fan-out child's (scoped to its parent run and step) is what the parent's retry
+        # finds — a finished occurrence or child must not run again.
         dedupe=definition.dedupe if key_prefix is None else RETAINED,
     )
 
