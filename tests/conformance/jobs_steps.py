@@ -71,6 +71,7 @@ async def opaque_step(input: Onboard, step: Step) -> None:
 )
 async def cooperative(input: Onboard, step: Step, ctx: JobContext) -> None:
     await step.run("before", lambda: record("before"))
+    record("waiting")  # the step is stored: from here on only the abort moves this body
     await ctx.signal.wait()
     record(f"aborted:{ctx.signal.reason.code if ctx.signal.reason else None}")
     throw_if_aborted(ctx)

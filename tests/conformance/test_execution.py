@@ -102,7 +102,8 @@ async def test_timeout_aborts_the_signal_before_failing_the_attempt(
     job_id = (await cooperative.enqueue({"org_id": "o"})).job_id
     started = clock.now_ms()
     running = asyncio.create_task(execute(harness, await claim_one(harness)))
-    await eventually(lambda: effects["before"] == 1, what="the body to start")
+    # Past its step (whose record a timeout would cut short), waiting on its signal.
+    await eventually(lambda: effects["waiting"] == 1, what="the body to wait on its signal")
     clock.advance("29s")
     # Time moves only by advance, and none of it reached the timeout's timer: nothing woke.
     assert clock.next_deadline_ms() == started + 30_000, "the timeout is next, and not due"
