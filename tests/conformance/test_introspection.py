@@ -102,7 +102,8 @@ async def test_a_running_run_cancelled_by_an_operator_is_aborted_and_settled_can
             heartbeat_interval_ms=1_000,
         )
     )
-    await eventually(lambda: effects["before"] == 1, what="the body to start")
+    # Past its step (whose record a cancel would cut short), waiting on its signal.
+    await eventually(lambda: effects["waiting"] == 1, what="the body to wait on its signal")
     introspect = harness.driver.introspect
     assert await introspect.cancel_run(job_id) == "running", "recorded, not yet settled"
     run = await introspect.get_run(job_id)
