@@ -108,11 +108,7 @@ class SqlIntrospection(OneRunActions):
         pending in it again)."""
         now = self._s.clock.now_ms()
         moved = Moved(woke=True)
-
-        def retried(acted: Sequence[Row]) -> Plan[None]:
-            changes = [StateChange(r["pk"], r["parent_id"], r["state"], "queued") for r in acted]
-            yield from self._moves.changed(changes, now, moved)
-
+        retried = self._moving_to("queued", now, moved)
         changes = await self._act(job_ids, dict.fromkeys(RETRYABLE, "run_retry"), retried, now=now)
         if any(change.changed for change in changes):
             self._moves.committed(moved)
@@ -148,16 +144,23 @@ class SqlIntrospection(OneRunActions):
         transaction (``ferry.drivers.fan_in``; the dialect's ``RunMoves``, on Postgres the
         delete's trigger): a parent waiting for it wakes when it was the last, and its wait
         reads the child as ``X_RUN_NOT_FOUND``."""
-        now = self._s.clock.now_ms()
         moved = Moved()
-
-        def deleted(acted: Sequence[Row]) -> Plan[None]:
-            changes = [StateChange(r["pk"], r["parent_id"], r["state"], None) for r in acted]
-            yield from self._moves.changed(changes, now, moved)
-
+        deleted = self._moving_to(None, self._s.clock.now_ms(), moved)
         changes = await self._act(job_ids, dict.fromkeys(DELETABLE, "run_delete"), deleted)
         self._moves.committed(moved)
         return changes
+
+    def _moving_to(
+        self, after: JobState | None, now: int, moved: Moved
+    ) -> Callable[[Sequence[Row]], Plan[None]]:
+        """The follow-up of an action that moves every run it acted on to ``after``
+        (``None``: deleted): what that means beyond the rows, in the action's transaction."""
+
+        def follow_up(acted: Sequence[Row]) -> Plan[None]:
+            changes = [StateChange(r["pk"], r["parent_id"], r["state"], after) for r in acted]
+            yield from self._moves.changed(changes, now, moved)
+
+        return follow_up
 
     async def _act(
         self,
