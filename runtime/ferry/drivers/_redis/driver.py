@@ -30,14 +30,15 @@ from ferry.drivers._redis.keyspace import Keyspace, run_id
 from ferry.drivers._redis.migrate import apply_migrations, known_migrations, read_ledger
 from ferry.drivers._redis.outbox import RedisOutbox
 from ferry.drivers._redis.rates import RedisRateBuckets
-from ferry.drivers._redis.records import RedisLeaseStore, RedisRecordStore
 from ferry.drivers._redis.results import RedisResults
 from ferry.drivers._redis.slots import RedisSlotStore
+from ferry.drivers._redis.statements import RedisStatements
 from ferry.drivers._redis.steps import RedisStepStore
 from ferry.drivers._redis.transfer import RedisTransfer
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._refusals import refuse_joining
 from ferry.drivers._retention import Kind, pruned
+from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
 from ferry.drivers._wake import (
     IDLE_POLL_MAX_MS,
     IDLE_POLL_MAX_WAKE_PROVEN_MS,
@@ -82,8 +83,9 @@ class RedisJobDriver(DerivedCalls):
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
         self.slots = RedisSlotStore(self._connection, clock)
         self.rates = RedisRateBuckets(self._connection)
-        self.leases = RedisLeaseStore(self._connection)
-        self.records = RedisRecordStore(self._connection)
+        statements = RedisStatements(self._connection)
+        self.leases = SqlLeaseStore(statements)
+        self.records = SqlRecordStore(statements)
         self.introspect = RedisIntrospection(self._connection, clock)
         self.outbox = RedisOutbox(
             self._connection, clock, lambda: self._channel(self._keys.outbox_channel)

@@ -21,7 +21,7 @@ from ferry.drivers._stores.rates import SqlRateBuckets
 from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
 from ferry.drivers._stores.results import SqlResults
 from ferry.drivers._stores.slots import SqlSlotStore
-from ferry.drivers._stores.statements import Statements
+from ferry.drivers._stores.statements import Transactional
 from ferry.drivers._stores.steps import SqlStepStore
 from ferry.drivers._stores.transfer import SqlTransfer
 from ferry.drivers._wake import SettleWaiters
@@ -29,7 +29,7 @@ from ferry.drivers.protocol import PruneReport, QueueStats, RetentionPolicy
 from ferry.drivers.settle import DerivedCalls
 
 
-class Database(Statements, Protocol):
+class Database(Transactional, Protocol):
     """A SQL driver's store: its statements, and its migration ledger."""
 
     async def migrate(self) -> list[Migration]: ...

@@ -33,7 +33,7 @@ from ferry.drivers._columns import (
 )
 from ferry.drivers._refusals import DELETABLE, RETRYABLE, OneRunActions
 from ferry.drivers._stores.moves import Moved, RunMoves, StateChange
-from ferry.drivers._stores.statements import Plan, Statements, row_of
+from ferry.drivers._stores.statements import Plan, Transactional, row_of
 from ferry.drivers.fan_in import CANCELLED_WITH_PARENT
 from ferry.drivers.protocol import (
     CHILDREN_SHOWN,
@@ -54,7 +54,7 @@ class SqlIntrospection(OneRunActions):
     """Operator reads and actions over the ``jobs`` table; ``moves`` follows the runs an
     action moved (a run put back due, a run ended, a parent's count)."""
 
-    def __init__(self, statements: Statements, moves: RunMoves) -> None:
+    def __init__(self, statements: Transactional, moves: RunMoves) -> None:
         self._s = statements
         self._moves = moves
 

@@ -1,9 +1,10 @@
-"""``Statements``: what a SQL driver offers the stores written once above it.
+"""``Statements``: what a driver offers the stores written once above it.
 
 A statement is called by its file's name with named parameters (``:name`` in the text);
 Postgres turns them into ``$n`` once when it loads the text, SQLite binds them as they are.
 A list parameter reaches Postgres as an array and SQLite as a JSON array (``json_each``),
-so the Python side passes the same list to both.
+so the Python side passes the same list to both. On Redis a statement is the Lua script of
+that name, given the same parameters and answering the same rows (``_redis.statements``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ SHARED = "ferry.drivers._stores.sql"
 
 
 class Statements(Protocol):
-    """One SQL store's named statements, and its clock."""
+    """One store's named statements, and its clock: a SQL driver's text per name, or a
+    Redis driver's Lua script per name (``_redis.statements``)."""
 
     @property
     def clock(self) -> Clock: ...
@@ -45,6 +47,11 @@ class Statements(Protocol):
         """Run the statement ``name`` in a transaction of its own; its ``RETURNING`` rows
         (a statement that answers whether it landed returns a row only when it did)."""
         ...
+
+
+class Transactional(Statements, Protocol):
+    """Statements that also run as one transaction with Python between them: a SQL store
+    (Redis runs one script at a time, so a store that needs this is a SQL one)."""
 
     async def atomic(self, plan: Plan[T]) -> T:
         """Run ``plan``'s statements in one transaction; its answer once committed."""

@@ -1,7 +1,7 @@
 """``RunTransfer`` on a SQL driver: moving runs into and out of one store (``jobs drain``).
 
 Reserve, remove and release are each one statement. An import is a ``Plan`` run in one
-transaction (``Statements.atomic``): the runs, then their steps, then a judgement of the
+transaction (``Transactional.atomic``): the runs, then their steps, then a judgement of the
 keys it skipped — so a run and its steps commit together, and a worker never claims a
 moved run without the steps it must replay.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ferry.drivers._columns import Row, json_text, run_of, run_pk, step_of, stored_columns
-from ferry.drivers._stores.statements import Plan, Statements
+from ferry.drivers._stores.statements import Plan, Transactional
 from ferry.drivers._stores.steps import step_parameters
 from ferry.drivers._transfer import imported, judged
 from ferry.drivers.protocol import ImportResult, MovedRun, StepRecord
@@ -21,7 +21,7 @@ class SqlTransfer:
     """Moves runs into and out of one store (see ``RunTransfer``); ``woke`` wakes this
     process's idle workers when runs come back due (Postgres: the statements notify)."""
 
-    def __init__(self, statements: Statements, woke: Callable[[], None]) -> None:
+    def __init__(self, statements: Transactional, woke: Callable[[], None]) -> None:
         self._s = statements
         self._woke = woke
 

@@ -1,14 +1,15 @@
--- Take lease ARGV[1] for holder ARGV[2] at ARGV[3] until ARGV[4], or renew it if ARGV[2]
--- holds it unexpired; answers {holder, term, acquired, expires} when held, else nil. A
--- take (of a free or lapsed lease, by anyone) starts a new term; a renewal keeps it.
-local lease = key('lease', ARGV[1])
-local holder, now, expires = ARGV[2], ARGV[3], ARGV[4]
+-- Take lease p.name for p.holder at p.now until p['until'], or renew it if p.holder holds
+-- it unexpired; answers the lease when held. A take (of a free or lapsed lease, by
+-- anyone) starts a new term; a renewal keeps it.
+local p = params()
+local lease = key('lease', p.name)
 local held = redis.call('HMGET', lease, 'holder', 'term', 'acquired', 'expires')
-if held[1] and tonumber(held[4]) > tonumber(now) then
-  if held[1] ~= holder then return nil end
-  redis.call('HSET', lease, 'expires', expires)
-  return {holder, held[2], held[3], expires}
+local term, acquired = held[2], held[3]
+if not held[1] or tonumber(held[4]) <= p.now then
+  term, acquired = redis.call('HINCRBY', lease, 'term', 1), p.now
+  redis.call('HSET', lease, 'holder', p.holder, 'acquired', int(p.now))
+elseif held[1] ~= p.holder then
+  return {}
 end
-local term = redis.call('HINCRBY', lease, 'term', 1)
-redis.call('HSET', lease, 'holder', holder, 'acquired', now, 'expires', expires)
-return {holder, int(term), now, expires}
+redis.call('HSET', lease, 'expires', int(p['until']))
+return lease_row(p.name, p.holder, term, acquired, p['until'])

@@ -1,5 +1,5 @@
--- Lapse lease ARGV[1] if holder ARGV[2] has it; the hash (and its term) stays for the
--- next taker.
-local lease = key('lease', ARGV[1])
-if redis.call('HGET', lease, 'holder') == ARGV[2] then redis.call('HSET', lease, 'expires', '0') end
-return 1
+-- Lapse lease p.name if p.holder has it; the hash (and its term) stays for the next taker.
+local p = params()
+local lease = key('lease', p.name)
+if redis.call('HGET', lease, 'holder') == p.holder then redis.call('HSET', lease, 'expires', '0') end
+return {}

@@ -24,6 +24,17 @@ local function opt(value)
   return string.sub(value, 2)
 end
 
+-- A statement's named parameters (statements.py): one JSON object in ARGV[1]; a parameter
+-- that is None in Python is absent here (nil).
+local function params() return cjson.decode(ARGV[1]) end
+
+-- A statement's rows, each a table of its columns, answered as JSON objects.
+local function rows(list)
+  local answer = {}
+  for i, row in ipairs(list) do answer[i] = cjson.encode(row) end
+  return answer
+end
+
 -- An argument reader, so that one script can run two operations over one ARGV.
 local function reader(args)
   local i = 0
@@ -34,12 +45,27 @@ local function reader(args)
 end
 
 -- Store a record: "<expires>|<json>" ("" = never) in its space's hash, an expiring one
--- also indexed by expiry for prune (records.py reads them, record_put and heartbeat write).
+-- also indexed by expiry for prune (record_put and heartbeat write, record_live reads).
 local function record_store(space, field, document, expires)
   redis.call('HSET', key('record', space), field, (expires or '') .. '|' .. document)
   if expires then
     redis.call('ZADD', key('record-expiry'), expires, #space .. ':' .. space .. field)
   end
+end
+
+-- A stored record's JSON document, unless it expired by now (nil then, or when none).
+local function record_live(stored, now)
+  if not stored then return nil end
+  local bar = string.find(stored, '|', 1, true)
+  local expires = string.sub(stored, 1, bar - 1)
+  if expires ~= '' and tonumber(expires) <= now then return nil end
+  return string.sub(stored, bar + 1)
+end
+
+-- A lease's row, as the statements on leases answer it.
+local function lease_row(name, holder, term, acquired, expires)
+  return rows({{name = name, holder = holder, term = tonumber(term),
+    acquired_at_ms = tonumber(acquired), expires_at_ms = tonumber(expires)}})
 end
 
 -- A run's fields, by name, from one HMGET.

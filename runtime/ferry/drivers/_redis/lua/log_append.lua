@@ -1,7 +1,8 @@
--- Add JSON ARGV[3] to the log of (space ARGV[1], key ARGV[2]), stamped ARGV[4]: an entry
--- hash, the log's sorted set of entry ids, and the age index prune walks.
+-- Add JSON p.value to the log of (p.space, p.key), stamped p.at_ms: an entry hash, the
+-- log's sorted set of entry ids, and the age index prune walks.
+local p = params()
 local id = int(redis.call('INCR', key('log-seq')))
-redis.call('HSET', key('log-entry', id), 'log', #ARGV[1] .. ':' .. ARGV[1] .. ARGV[2], 'doc', ARGV[3])
-redis.call('ZADD', key('log', ARGV[1], ARGV[2]), id, id)
-redis.call('ZADD', key('log-age'), ARGV[4], id)
-return id
+redis.call('HSET', key('log-entry', id), 'log', #p.space .. ':' .. p.space .. p.key, 'doc', p.value)
+redis.call('ZADD', key('log', p.space, p.key), id, id)
+redis.call('ZADD', key('log-age'), int(p.at_ms), id)
+return {}

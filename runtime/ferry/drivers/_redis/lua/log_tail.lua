@@ -1,5 +1,10 @@
--- The newest ARGV[3] entries of the log of (space ARGV[1], key ARGV[2]), newest first.
-local ids = redis.call('ZREVRANGE', key('log', ARGV[1], ARGV[2]), 0, tonumber(ARGV[3]) - 1)
-local docs = {}
-for i, id in ipairs(ids) do docs[i] = redis.call('HGET', key('log-entry', id), 'doc') end
-return docs
+-- The newest p.limit entries of the log of (p.space, p.key), newest first.
+local p = params()
+if p.limit <= 0 then return {} end
+local ids = redis.call('ZREVRANGE', key('log', p.space, p.key), 0, p.limit - 1)
+local found = {}
+for _, id in ipairs(ids) do
+  local doc = redis.call('HGET', key('log-entry', id), 'doc')
+  if doc then found[#found + 1] = {value = doc} end
+end
+return rows(found)

@@ -1,17 +1,17 @@
--- Store JSON ARGV[3] under record ARGV[2] of space ARGV[1], expiring at ARGV[4] (opt), at
--- ARGV[5] — if the fence holds in this same script: lease ARGV[6] (opt) still held by
--- ARGV[7] in term ARGV[8] at ARGV[5], and run ARGV[9] (opt) still held by worker ARGV[10].
--- Stored by lib.lua's record_store. Answers 1 when it landed.
-local space, field, document, expires, now = ARGV[1], ARGV[2], ARGV[3], opt(ARGV[4]), ARGV[5]
-local lease, run = opt(ARGV[6]), opt(ARGV[9])
-if lease then
-  local held = redis.call('HMGET', key('lease', lease), 'holder', 'term', 'expires')
-  if held[1] ~= ARGV[7] or held[2] ~= ARGV[8] or tonumber(held[3]) <= tonumber(now) then
-    return 0
+-- Store JSON p.value under (p.space, p.key), expiring at p.expires_at_ms (absent: never),
+-- at p.now — if the fence holds in this same script: lease p.lease_name (when given) still
+-- held by p.lease_holder in term p.lease_term at p.now, and run p.run_id (when given) still
+-- held by worker p.worker_id. Stored by lib.lua's record_store. A row when it landed.
+local p = params()
+if p.lease_name then
+  local held = redis.call('HMGET', key('lease', p.lease_name), 'holder', 'term', 'expires')
+  if held[1] ~= p.lease_holder or tonumber(held[2]) ~= p.lease_term
+    or tonumber(held[3]) <= p.now then
+    return {}
   end
 end
-if run and not holds(fields(run, {'state', 'locked_by', 'lease'}), ARGV[10], now) then
-  return 0
+if p.run_id and not holds(fields(int(p.run_id), {'state', 'locked_by', 'lease'}), p.worker_id, p.now) then
+  return {}
 end
-record_store(space, field, document, expires)
-return 1
+record_store(p.space, p.key, p.value, p.expires_at_ms and int(p.expires_at_ms))
+return rows({{landed = true}})
