@@ -25,3 +25,13 @@ async def test_an_expired_slot_is_free_again(driver: JobDriver, clock: FrozenClo
     clock.advance("1s")
     assert await leases.holders("k") == []
     assert await leases.acquire("k", holder="2", limit=1, ttl_ms=1_000)
+
+
+async def test_holders_are_listed_in_code_point_order(driver: JobDriver) -> None:
+    """Whatever the server's collation: Postgres, SQLite and Redis alike."""
+    leases = driver.slots
+    assert leases is not None
+    holders = ["b", "é", "B", "a10", "a9", "_"]
+    for holder in holders:
+        assert await leases.acquire("k", holder=holder, limit=len(holders), ttl_ms=1_000)
+    assert await leases.holders("k") == sorted(holders)

@@ -29,16 +29,16 @@ from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
 from ferry.drivers._redis.migrate import apply_migrations, known_migrations, read_ledger
 from ferry.drivers._redis.outbox import RedisOutbox
-from ferry.drivers._redis.rates import RedisRateBuckets
 from ferry.drivers._redis.results import RedisResults
-from ferry.drivers._redis.slots import RedisSlotStore
 from ferry.drivers._redis.statements import RedisStatements
 from ferry.drivers._redis.steps import RedisStepStore
 from ferry.drivers._redis.transfer import RedisTransfer
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._refusals import refuse_joining
 from ferry.drivers._retention import Kind, pruned
+from ferry.drivers._stores.rates import SqlRateBuckets
 from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
+from ferry.drivers._stores.slots import SqlSlotStore
 from ferry.drivers._wake import (
     IDLE_POLL_MAX_MS,
     IDLE_POLL_MAX_WAKE_PROVEN_MS,
@@ -79,11 +79,11 @@ class RedisJobDriver(DerivedCalls):
             [self._keys.runs_channel, self._keys.outbox_channel],
             clock=clock,
         )
+        statements = RedisStatements(self._connection)
         self._steps = RedisStepStore(self._connection, clock)
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
-        self.slots = RedisSlotStore(self._connection, clock)
-        self.rates = RedisRateBuckets(self._connection)
-        statements = RedisStatements(self._connection)
+        self.slots = SqlSlotStore(statements)
+        self.rates = SqlRateBuckets(statements)
         self.leases = SqlLeaseStore(statements)
         self.records = SqlRecordStore(statements)
         self.introspect = RedisIntrospection(self._connection, clock)

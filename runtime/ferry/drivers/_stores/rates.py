@@ -1,10 +1,11 @@
-"""``RateBuckets`` on a SQL driver: each rated key's window, one row of ``rate_windows``.
+"""``RateBuckets`` over statements: each rated key's window, one row of ``rate_windows``
+(Redis: the hash ``rate:<key>``).
 
 The claim applies the rule itself, in its own transaction (Postgres: the schema's
 ``rate_take`` locks the key's row for the rest of the claim, ``settle_and_rated_claim``;
-SQLite: ``runs.claim`` reads and writes the window under the file's write lock), so
-claimers of one key take turns, each seeing the starts of the one before. This store
-only reads a window.
+SQLite: ``runs.claim`` reads and writes the window under the file's write lock; Redis:
+``rate_take`` in the claim script), so claimers of one key take turns, each seeing the
+starts of the one before. This store only reads a window.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ferry.drivers.rates import RateWindow
 
 
 class SqlRateBuckets:
-    """The ``rate_windows`` table, read."""
+    """Rate windows, read."""
 
     def __init__(self, statements: Statements) -> None:
         self._s = statements

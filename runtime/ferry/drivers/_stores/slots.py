@@ -1,9 +1,10 @@
-"""``SlotStore`` on a SQL driver: fleet-wide concurrency slots as rows, never process memory.
+"""``SlotStore`` over statements: fleet-wide concurrency slots as rows (Redis: sorted
+sets), never process memory.
 
 "At most ``limit`` holders per key" holds across processes because the statement that
 counts a key's live holders is the one that writes the new holder (Postgres: slots are
 rows numbered under a primary key, so two takers cannot both hold slot n; SQLite: the
-statement runs under the file's write lock).
+statement runs under the file's write lock; Redis: it is one script).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ only slots freed and retaken meanwhile need the extra rounds.
 
 
 class SqlSlotStore:
-    """The ``lease_slots`` table: at most ``limit`` unexpired rows per key."""
+    """At most ``limit`` unexpired holders per key (the ``lease_slots`` table; Redis:
+    ``slot:<key>``)."""
 
     def __init__(self, statements: Statements) -> None:
         self._s = statements

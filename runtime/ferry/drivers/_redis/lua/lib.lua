@@ -19,6 +19,16 @@ local function int(n) return string.format('%d', n) end
 -- member bytes, and "10" sorts before "9").
 local function pad(id) return string.format('%020d', tonumber(id)) end
 
+-- Strings in byte order (code-point order, for UTF-8), as table.sort's comparator: Lua's
+-- own `<` follows the server's collation locale.
+local function bytes_less(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
 local function opt(value)
   if value == nil or value == '' then return nil end
   return string.sub(value, 2)

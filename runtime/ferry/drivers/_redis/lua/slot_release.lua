@@ -1,3 +1,4 @@
--- Give back holder ARGV[2]'s slot of key ARGV[1] (a no-op when it holds none).
-slot_drop(ARGV[1], ARGV[2])
-return 1
+-- Give back holder p.holder's slot of key p.key (a no-op when it holds none).
+local p = params()
+slot_drop(p.key, p.holder)
+return {}
