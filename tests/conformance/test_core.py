@@ -122,6 +122,34 @@ async def test_steps_are_recorded_only_by_the_holder_and_read_back(
     assert (await core.steps.load(job_id))["load"].result == {"rows": 3}
 
 
+async def test_step_results_come_back_exactly_in_the_order_the_steps_ran(
+    core: JobDriver, clock: FrozenClock
+) -> None:
+    """Values a JSON decoder on the way could change (digits past a double's, an empty list
+    that could turn into an object, text that looks like the step's own fields) and a
+    sleep that a later record of its name replaces."""
+    job_id = (await core.enqueue(request("a"))).job_id
+    await core.claim(claim("w"))
+    now = clock.now_ms()
+    results = {
+        "big": [2**70, -(2**63), 0.1],
+        "empty": {"list": [], "object": {}, "text": ""},
+        "tricky": ',"started_at_ms":1,"finished_at_ms":2,"wake_at_ms":3}é\u2028"',
+    }
+    for offset, (name, result) in enumerate(reversed(results.items())):
+        step = StepRecord(name, "run", result, now - offset, now)
+        assert await core.steps.record(job_id, step, worker_id="w")
+    nap = StepRecord("nap", "sleep", None, now + 1, now + 1, wake_at_ms=now + 9)
+    assert await core.steps.record(job_id, nap, worker_id="w")
+    woke = StepRecord("nap", "run", ["woke"], now + 1, now + 2)
+    assert await core.steps.record(job_id, woke, worker_id="w")
+    assert await core.steps.record(job_id, StepRecord("nap", "run", 0, now, now), worker_id="w")
+    loaded = await core.steps.load(job_id)
+    assert list(loaded) == ["big", "empty", "tricky", "nap"]
+    assert {name: loaded[name].result for name in results} == results
+    assert loaded["nap"] == woke, "a run record replaces a sleep once, then is kept"
+
+
 async def test_prune_deletes_finished_runs_past_their_retention(
     core: JobDriver, clock: FrozenClock
 ) -> None:

@@ -31,7 +31,6 @@ from ferry.drivers._redis.migrate import apply_migrations, known_migrations, rea
 from ferry.drivers._redis.outbox import RedisOutbox
 from ferry.drivers._redis.results import RedisResults
 from ferry.drivers._redis.statements import RedisStatements
-from ferry.drivers._redis.steps import RedisStepStore
 from ferry.drivers._redis.transfer import RedisTransfer
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._refusals import refuse_joining
@@ -39,6 +38,7 @@ from ferry.drivers._retention import Kind, pruned
 from ferry.drivers._stores.rates import SqlRateBuckets
 from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
 from ferry.drivers._stores.slots import SqlSlotStore
+from ferry.drivers._stores.steps import SqlStepStore
 from ferry.drivers._wake import (
     IDLE_POLL_MAX_MS,
     IDLE_POLL_MAX_WAKE_PROVEN_MS,
@@ -80,7 +80,7 @@ class RedisJobDriver(DerivedCalls):
             clock=clock,
         )
         statements = RedisStatements(self._connection)
-        self._steps = RedisStepStore(self._connection, clock)
+        self._steps = SqlStepStore(statements)
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
         self.slots = SqlSlotStore(statements)
         self.rates = SqlRateBuckets(statements)
@@ -123,7 +123,7 @@ class RedisJobDriver(DerivedCalls):
         return self._connection.location
 
     @property
-    def steps(self) -> RedisStepStore:
+    def steps(self) -> SqlStepStore:
         return self._steps
 
     @property

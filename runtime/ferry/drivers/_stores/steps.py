@@ -1,5 +1,5 @@
-"""``StepStore`` on a SQL driver: memoized step results beside the run, fenced on its
-holder in the statement that records them."""
+"""``StepStore`` over statements: memoized step results beside the run, fenced on its
+holder in the statement (Redis: the script) that records them."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from ferry.drivers.protocol import StepRecord
 
 
 class SqlStepStore:
-    """The ``steps`` table: one row per recorded step of a run."""
+    """One row per recorded step of a run (the ``steps`` table; Redis: the hash
+    ``steps:<run id>``)."""
 
     def __init__(self, statements: Statements) -> None:
         self._s = statements
