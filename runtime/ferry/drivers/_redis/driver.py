@@ -34,7 +34,7 @@ from ferry.drivers._redis.statements import RedisStatements
 from ferry.drivers._redis.transfer import RedisTransfer
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._refusals import refuse_joining
-from ferry.drivers._retention import Kind, pruned
+from ferry.drivers._stores.prune import prune
 from ferry.drivers._stores.rates import SqlRateBuckets
 from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
 from ferry.drivers._stores.slots import SqlSlotStore
@@ -79,7 +79,7 @@ class RedisJobDriver(DerivedCalls):
             [self._keys.runs_channel, self._keys.outbox_channel],
             clock=clock,
         )
-        statements = RedisStatements(self._connection)
+        self._statements = statements = RedisStatements(self._connection)
         self._steps = SqlStepStore(statements)
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
         self.slots = SqlSlotStore(statements)
@@ -246,13 +246,7 @@ class RedisJobDriver(DerivedCalls):
         return await self.introspect.stats()
 
     async def prune(self, policy: RetentionPolicy) -> PruneReport:
-        """Each batch one short script (Redis' one thread is never held for long)."""
-
-        async def delete(kind: Kind, cutoff_ms: int, batch: int) -> int:
-            script, *extra = _PRUNE[kind]
-            return int(await self._connection.run(script, cutoff_ms, batch, *extra))
-
-        return await pruned(policy, self._clock.now_ms(), delete)
+        return await prune(self._statements, policy)
 
     async def close(self) -> None:
         await self._listener.close()
@@ -318,17 +312,6 @@ def _renewal(answer: int) -> RenewalAnswer:
     """The ``heartbeat`` script's answer: 0 not renewed, 1 renewed, 2 renewed and cancelled."""
     return RenewalAnswer(landed=answer > 0, cancel_requested=answer == 2)
 
-
-_PRUNE: dict[Kind, tuple[str, ...]] = {
-    "completed": ("prune_runs", "completed", "cancelled"),
-    "dead": ("prune_runs", "dead"),
-    "slots": ("slots_prune",),
-    "outbox": ("outbox_prune",),
-    "webhook_attempts": ("log_prune",),
-    "records": ("records_prune",),
-    "rates": ("rates_prune",),
-}
-"""The script (and its arguments after the cutoff and the batch) that prunes each kind."""
 
 _CLAIMED = (
     "name", "queue", "payload", "key", "attempts", "max_attempts", "tenant", "actor", "ckey",

@@ -41,7 +41,7 @@ def sources() -> Mapping[str, str]:
         for entry in folder.iterdir()
         if entry.name.endswith(".lua")
     }
-    libraries = {"lib", "runs"}
+    libraries = {"lib", "runs", "prune_runs"}
     assembled = {}
     for name, text in files.items():
         if name in libraries:

@@ -1,6 +1,7 @@
-"""``prune`` on a SQL driver: each kind a statement that deletes up to ``:batch`` rows older
-than ``:before`` and answers a row per row deleted (``ferry.drivers._retention.pruned``
-repeats it, each its own short transaction: short locks, until a batch comes back short).
+"""``prune`` over statements: each kind a statement that deletes up to ``:batch`` rows
+older than ``:before`` and answers a row per row deleted (``ferry.drivers._retention.pruned``
+repeats it, each its own short transaction or script: short locks, and Redis' one thread
+never held for long, until a batch comes back short).
 """
 
 from __future__ import annotations

@@ -45,6 +45,13 @@ local function rows(list)
   return answer
 end
 
+-- A prune's rows: one (empty) row per item it deleted.
+local function deleted(count)
+  local answer = {}
+  for i = 1, count do answer[i] = '{}' end
+  return answer
+end
+
 -- An argument reader, so that one script can run two operations over one ARGV.
 local function reader(args)
   local i = 0

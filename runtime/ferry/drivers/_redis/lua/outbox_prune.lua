@@ -1,8 +1,9 @@
--- Delete up to ARGV[2] entries published before ARGV[1]; answers how many went.
-local gone = redis.call('ZRANGEBYSCORE', key('outbox', 'published'), '-inf', '(' .. ARGV[1],
-  'LIMIT', 0, ARGV[2])
+-- Delete up to p.batch entries published before p.before; a row per entry deleted.
+local p = params()
+local gone = redis.call('ZRANGEBYSCORE', key('outbox', 'published'), '-inf', '(' .. int(p.before),
+  'LIMIT', 0, p.batch)
 for _, member in ipairs(gone) do
   redis.call('DEL', key('outbox', int(tonumber(member))))
   redis.call('ZREM', key('outbox', 'published'), member)
 end
-return #gone
+return deleted(#gone)

@@ -1,5 +1,6 @@
--- Delete up to ARGV[2] log entries stamped before ARGV[1]; answers how many went.
-local gone = redis.call('ZRANGEBYSCORE', key('log-age'), '-inf', '(' .. ARGV[1], 'LIMIT', 0, ARGV[2])
+-- Delete up to p.batch log entries stamped before p.before; a row per entry deleted.
+local p = params()
+local gone = redis.call('ZRANGEBYSCORE', key('log-age'), '-inf', '(' .. int(p.before), 'LIMIT', 0, p.batch)
 for _, id in ipairs(gone) do
   local log = redis.call('HGET', key('log-entry', id), 'log')
   if log then
@@ -10,4 +11,4 @@ for _, id in ipairs(gone) do
   redis.call('DEL', key('log-entry', id))
   redis.call('ZREM', key('log-age'), id)
 end
-return #gone
+return deleted(#gone)
