@@ -97,14 +97,15 @@ local function step_document(step)
     .. opt_ms(step.finished_at_ms) .. ',"wake_at_ms":' .. opt_ms(step.wake_at_ms) .. '}'
 end
 
--- Stored step `name` of run `id` as the row step_load answers (result as JSON text), and
--- its n.
+-- Stored step `name` of run `id` as the row step_load answers (result as JSON text, the
+-- row's JSON spliced as text too: cheaper than a table to encode), with its start and n.
 local function step_row(id, name, stored)
-  local n, kind, result, started, finished, wake = string.match(stored,
-    '^(%d+)|{"kind":(".-"),"result":(.*),"started_at_ms":(%-?%d+),"finished_at_ms":([^,]+),"wake_at_ms":([^,]+)}$')
-  return {job_id = id, name = name, kind = cjson.decode(kind), result = result,
-    started_at_ms = tonumber(started), finished_at_ms = tonumber(finished),
-    wake_at_ms = tonumber(wake)}, tonumber(n)
+  local n, kind, result, started, finished, wake = string.match(stored, '^(%d+)|{"kind":"(%a+)",'
+    .. '"result":(.*),"started_at_ms":(%-?%d+),"finished_at_ms":([%-%dnul]+),"wake_at_ms":([%-%dnul]+)}$')
+  return '{"job_id":"' .. id .. '","name":' .. cjson.encode(name) .. ',"kind":"' .. kind
+    .. '","result":' .. cjson.encode(result) .. ',"started_at_ms":' .. started
+    .. ',"finished_at_ms":' .. finished .. ',"wake_at_ms":' .. wake .. '}',
+    tonumber(started), tonumber(n)
 end
 
 -- A run's fields, by name, from one HMGET.

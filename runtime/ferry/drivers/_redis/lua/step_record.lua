@@ -9,7 +9,7 @@ local steps = steps_key(id)
 local stored = redis.call('HGET', steps, p.name)
 if not stored then
   redis.call('HSET', steps, p.name, redis.call('HLEN', steps) + 1 .. '|' .. step_document(p))
-elseif p.kind == 'run' and step_row(id, p.name, stored).kind == 'sleep' then
+elseif p.kind == 'run' and string.find(stored, '^%d+|{"kind":"sleep",') then
   redis.call('HSET', steps, p.name, string.match(stored, '^%d+') .. '|' .. step_document(p))
 end
 return rows({{held = true}})
