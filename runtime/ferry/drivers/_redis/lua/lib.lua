@@ -68,6 +68,28 @@ local function lease_row(name, holder, term, acquired, expires)
     acquired_at_ms = tonumber(acquired), expires_at_ms = tonumber(expires)}})
 end
 
+-- A step is stored in its run's steps hash as "<n>|<document>", n counting the run's steps
+-- (the order they were recorded in), the document a JSON object of kind, result,
+-- started_at_ms, finished_at_ms and wake_at_ms in that order (as 0.1.0 wrote it). It is
+-- built and read as text: decoding would cost a result its large numbers' digits (cjson
+-- keeps 14) and turn its empty arrays into objects.
+local function step_document(step)
+  local function opt_ms(ms) return ms and int(ms) or 'null' end
+  return '{"kind":' .. cjson.encode(step.kind) .. ',"result":' .. step.result
+    .. ',"started_at_ms":' .. int(step.started_at_ms) .. ',"finished_at_ms":'
+    .. opt_ms(step.finished_at_ms) .. ',"wake_at_ms":' .. opt_ms(step.wake_at_ms) .. '}'
+end
+
+-- Stored step `name` of run `id` as the row step_load answers (result as JSON text), and
+-- its n.
+local function step_row(id, name, stored)
+  local n, kind, result, started, finished, wake = string.match(stored,
+    '^(%d+)|{"kind":(".-"),"result":(.*),"started_at_ms":(%-?%d+),"finished_at_ms":([^,]+),"wake_at_ms":([^,]+)}$')
+  return {job_id = id, name = name, kind = cjson.decode(kind), result = result,
+    started_at_ms = tonumber(started), finished_at_ms = tonumber(finished),
+    wake_at_ms = tonumber(wake)}, tonumber(n)
+end
+
 -- A run's fields, by name, from one HMGET.
 local function fields(id, names)
   local values = redis.call('HMGET', job_key(id), unpack(names))
