@@ -34,11 +34,12 @@ from ferry.drivers._redis.results import RedisResults
 from ferry.drivers._redis.slots import RedisSlotStore
 from ferry.drivers._redis.statements import RedisStatements
 from ferry.drivers._redis.steps import RedisStepStore
-from ferry.drivers._redis.transfer import RedisTransfer
+from ferry.drivers._redis.transfer import in_one_script
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._refusals import refuse_joining
 from ferry.drivers._retention import Kind, pruned
 from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
+from ferry.drivers._stores.transfer import SqlTransfer
 from ferry.drivers._wake import (
     IDLE_POLL_MAX_MS,
     IDLE_POLL_MAX_WAKE_PROVEN_MS,
@@ -90,7 +91,9 @@ class RedisJobDriver(DerivedCalls):
         self.outbox = RedisOutbox(
             self._connection, clock, lambda: self._channel(self._keys.outbox_channel)
         )
-        self.transfer = RedisTransfer(self._connection, clock)
+        # Nothing to wake after a batch: the import script publishes the wake itself, and
+        # released runs are found by the workers' next poll (as on Postgres).
+        self.transfer = SqlTransfer(statements, lambda: None, in_one_script(statements))
         self._ended = SettleWaiters(
             self._listener,
             clock,

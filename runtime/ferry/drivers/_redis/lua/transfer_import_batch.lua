@@ -1,53 +1,41 @@
--- Write runs as a drain carries them (see RunTransfer.import_runs), at ARGV[1] (now):
--- ARGV[2] runs, each as 19 opts (`_columns.stored_columns`: name, queue, payload, key,
--- state, attempts, max_attempts, priority, run_at, tenant, actor, concurrency key, error
--- code, error message, progress current, total, created, finished, rate key), then its
--- step count and (name, document) pairs in the order they ran.
--- A key already held writes nothing and answers the holder (the caller judges whether it
--- is the same run). Answers per run: "imported", id — or "held", id, state, name, queue,
--- payload, created. Each run with its steps is written by this one script: atomic, and
--- on the AOF once answered.
-local arg = reader(ARGV)
-local now = arg()
+-- Import a batch of runs moved from another store (see RunTransfer.import_runs), at p.now:
+-- p.runs (keys distinct), each its columns by ``_columns.stored_columns``' names as the
+-- strings its hash keeps, and its steps (as step_record takes them) in the order they ran.
+-- Each run with its steps is written by this one script, the holders of the keys it
+-- skipped read in it too — what a SQL store does as a plan in one transaction — so it is
+-- atomic, and on the AOF once answered. Answers a row per run, in order: the id it wrote it
+-- under, or — its key already held — the holder (held, id, state, name, queue, payload,
+-- created_at_ms) for the caller to judge.
+local p = params()
+local now = int(p.now)
 local answers, woken = {}, {}
-for _ = 1, tonumber(arg()) do
-  local name, queue, payload, idem = opt(arg()), opt(arg()), opt(arg()), opt(arg())
-  local state, attempts, max_attempts = opt(arg()), opt(arg()), opt(arg())
-  local priority, run_at = opt(arg()), opt(arg())
-  local tenant, actor, ckey = opt(arg()), opt(arg()), opt(arg())
-  local error_code, error_message = opt(arg()), opt(arg())
-  local progress_current, progress_total = opt(arg()), opt(arg())
-  local created, finished, rkey = opt(arg()), opt(arg()), opt(arg())
-  local steps = {}
-  for _ = 1, tonumber(arg()) do
-    local step = arg()
-    table.insert(steps, {step, arg()})
-  end
-  local holder = redis.call('HGET', key('idem'), idem)
+for i, run in ipairs(p.runs) do
+  local holder = redis.call('HGET', key('idem'), run.idempotency_key)
   if holder then
     local held = fields(holder, {'state', 'name', 'queue', 'payload', 'created'})
-    table.insert(answers, {'held', holder, held.state or false, held.name or false,
-      held.queue or false, held.payload or false, held.created or false})
+    answers[i] = {held = true, id = holder, state = held.state, name = held.name,
+      queue = held.queue, payload = held.payload, created_at_ms = tonumber(held.created)}
   else
     local id = int(redis.call('INCR', key('seq')))
     remember(id, {
-      name = name, queue = queue, payload = payload, key = idem,
-      max_attempts = max_attempts, run_at = run_at, priority = priority,
-      state = state, attempts = attempts, created = created, updated = now,
-      tenant = tenant, actor = actor, ckey = ckey, err_code = error_code,
-      err_msg = error_message, pcur = progress_current, ptot = progress_total,
-      finished = finished, rkey = rkey,
+      name = run.name, queue = run.queue, payload = run.payload, key = run.idempotency_key,
+      max_attempts = run.max_attempts, run_at = run.run_at_ms, priority = run.priority,
+      state = run.state, attempts = run.attempts, created = run.created_at_ms, updated = now,
+      tenant = run.tenant, actor = run.actor, ckey = run.concurrency_key,
+      err_code = run.last_error_code, err_msg = run.last_error_message,
+      pcur = run.progress_current, ptot = run.progress_total, finished = run.finished_at_ms,
+      rkey = run.rate_key,
     })
-    if state ~= 'queued' then
-      finished_add(id, state, queue, finished or now)
-    elseif enqueued(id, queue, priority, name, run_at, now) then
-      woken[queue] = true
+    if run.state ~= 'queued' then
+      finished_add(id, run.state, run.queue, run.finished_at_ms or now)
+    elseif enqueued(id, run.queue, run.priority, run.name, run.run_at_ms, now) then
+      woken[run.queue] = true
     end
-    for n, step in ipairs(steps) do
-      redis.call('HSET', steps_key(id), step[1], n .. '|' .. step[2])
+    for n, step in ipairs(run.steps) do
+      redis.call('HSET', steps_key(id), step.name, n .. '|' .. step_document(step))
     end
-    table.insert(answers, {'imported', id})
+    answers[i] = {id = id}
   end
 end
 for queue in pairs(woken) do wake(queue) end
-return answers
+return rows(answers)
