@@ -31,7 +31,7 @@ from ferry.drivers._redis.migrate import apply_migrations, known_migrations, rea
 from ferry.drivers._redis.outbox import RedisOutbox
 from ferry.drivers._redis.results import RedisResults
 from ferry.drivers._redis.statements import RedisStatements
-from ferry.drivers._redis.transfer import RedisTransfer
+from ferry.drivers._redis.transfer import in_one_script
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._refusals import refuse_joining
 from ferry.drivers._stores.prune import prune
@@ -39,6 +39,7 @@ from ferry.drivers._stores.rates import SqlRateBuckets
 from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
 from ferry.drivers._stores.slots import SqlSlotStore
 from ferry.drivers._stores.steps import SqlStepStore
+from ferry.drivers._stores.transfer import SqlTransfer
 from ferry.drivers._wake import (
     IDLE_POLL_MAX_MS,
     IDLE_POLL_MAX_WAKE_PROVEN_MS,
@@ -90,7 +91,9 @@ class RedisJobDriver(DerivedCalls):
         self.outbox = RedisOutbox(
             self._connection, clock, lambda: self._channel(self._keys.outbox_channel)
         )
-        self.transfer = RedisTransfer(self._connection, clock)
+        # Nothing to wake after a batch: the import script publishes the wake itself, and
+        # released runs are found by the workers' next poll (as on Postgres).
+        self.transfer = SqlTransfer(statements, lambda: None, in_one_script(statements))
         self._ended = SettleWaiters(
             self._listener,
             clock,

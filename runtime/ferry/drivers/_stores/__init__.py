@@ -8,5 +8,5 @@ where the dialects differ (``_postgres/sql/queries``, ``_sqlite/sql/queries``; t
 they agree on is in ``sql/`` here, each statement in one place). Redis answers the same
 names with Lua scripts that take the same parameters and return the same rows
 (``_redis/statements.py``), so a store that needs no transaction across statements runs
-on it unchanged.
+on it unchanged (transfer's import, which does, is handed one script on Redis).
 """

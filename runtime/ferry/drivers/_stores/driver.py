@@ -23,7 +23,7 @@ from ferry.drivers._stores.results import SqlResults
 from ferry.drivers._stores.slots import SqlSlotStore
 from ferry.drivers._stores.statements import Transactional
 from ferry.drivers._stores.steps import SqlStepStore
-from ferry.drivers._stores.transfer import SqlTransfer
+from ferry.drivers._stores.transfer import SqlTransfer, in_one_transaction
 from ferry.drivers._wake import SettleWaiters
 from ferry.drivers.protocol import PruneReport, QueueStats, RetentionPolicy
 from ferry.drivers.settle import DerivedCalls
@@ -62,7 +62,9 @@ class SqlJobDriver(DerivedCalls):
         self.leases = SqlLeaseStore(database)
         self.records = SqlRecordStore(database)
         self.introspect = SqlIntrospection(database, moves)
-        self.transfer = SqlTransfer(database, lambda: moves.committed(Moved(woke=True)))
+        self.transfer = SqlTransfer(
+            database, lambda: moves.committed(Moved(woke=True)), in_one_transaction(database)
+        )
         self.results = SqlResults(database, news)
 
     @property

@@ -1,29 +1,42 @@
-"""``RunTransfer`` on a SQL driver: moving runs into and out of one store (``jobs drain``).
+"""``RunTransfer`` on every driver: moving runs into and out of one store (``jobs drain``).
 
-Reserve, remove and release are each one statement. An import is a ``Plan`` run in one
-transaction (``Transactional.atomic``): the runs, then their steps, then a judgement of the
-keys it skipped — so a run and its steps commit together, and a worker never claims a
-moved run without the steps it must replay.
+Reserve, remove and release are each one statement. An import writes a batch of runs with
+their steps atomically, so a worker never claims a moved run without the steps it must
+replay — how is the driver's ``ImportBatch``: a SQL store runs a ``Plan`` in one
+transaction (``in_one_transaction``: the runs, then their steps, then a judgement of the
+keys it skipped); Redis, which has no transaction with Python between its statements, runs
+one script (``_redis.transfer``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeAlias
 
 from ferry.drivers._columns import Row, json_text, run_of, run_pk, step_of, stored_columns
-from ferry.drivers._stores.statements import Plan, Transactional
+from ferry.drivers._stores.statements import Plan, Statements, Transactional
 from ferry.drivers._stores.steps import step_parameters
 from ferry.drivers._transfer import imported, judged
 from ferry.drivers.protocol import ImportResult, MovedRun, StepRecord
 
+ImportBatch: TypeAlias = Callable[
+    [list[MovedRun], int], Awaitable[tuple[dict[str, ImportResult], bool]]
+]
+"""Write a batch of runs (keys distinct) with their steps, atomically, at ``now``: each
+key's result, and whether a run came in due now (then ``woke``)."""
+
 
 class SqlTransfer:
-    """Moves runs into and out of one store (see ``RunTransfer``); ``woke`` wakes this
-    process's idle workers when runs come back due (Postgres: the statements notify)."""
+    """Moves runs into and out of one store (see ``RunTransfer``), importing a batch with
+    ``batch``; ``woke`` wakes this process's idle workers when runs come back due (SQLite:
+    Postgres' and Redis' imports publish the wake themselves)."""
 
-    def __init__(self, statements: Transactional, woke: Callable[[], None]) -> None:
+    def __init__(
+        self, statements: Statements, woke: Callable[[], None], batch: ImportBatch
+    ) -> None:
         self._s = statements
         self._woke = woke
+        self._batch = batch
 
     async def reserve(
         self,
@@ -58,7 +71,7 @@ class SqlTransfer:
         return await imported(runs, self._write)
 
     async def _write(self, runs: list[MovedRun]) -> dict[str, ImportResult]:
-        found, due = await self._s.atomic(_imported(runs, self._s.clock.now_ms()))
+        found, due = await self._batch(runs, self._s.clock.now_ms())
         if due:
             self._woke()
         return found
@@ -79,6 +92,11 @@ class SqlTransfer:
             return []
         rows = await self._s.write(name, drain_id=drain_id, ids=pks, now=self._s.clock.now_ms())
         return sorted(rows, key=lambda row: int(row["id"]))
+
+
+def in_one_transaction(statements: Transactional) -> ImportBatch:
+    """A SQL store's ``ImportBatch``: ``_imported``'s plan, in one transaction."""
+    return lambda runs, now: statements.atomic(_imported(runs, now))
 
 
 def _imported(runs: list[MovedRun], now: int) -> Plan[tuple[dict[str, ImportResult], bool]]:

@@ -1,25 +1,16 @@
 --! include runs
--- Reserve up to ARGV[3] runs for drain ARGV[1] moving them to store ARGV[2] (see
--- RunTransfer.reserve), at ARGV[4] (now): they turn `moving` — out of the claim index, no
--- lease to lapse. ARGV[5] = "1" also takes dead runs; ARGV[6..] restrict queues (none:
--- any). Taken in this order: runs an earlier drain left moving to the same store, then
--- queued runs in claim order (due or not), then dead ones by when they died — never a run
--- of a fan-out (one with a parent or children): a parent's steps name its children by
--- their ids here.
--- Answers 19 fields per run (see transfer.py); their steps are read after (a moving run
+-- Reserve up to p.limit runs for drain p.drain_id moving them to store p.target (see
+-- RunTransfer.reserve), at p.now: they turn `moving` — out of the claim index, no lease
+-- to lapse. p.include_dead also takes dead runs; p.queues restricts queues (absent: any).
+-- Taken in this order: runs an earlier drain left moving to the same store, then queued
+-- runs in claim order (due or not), then dead ones by when they died — never a run of a
+-- fan-out (one with a parent or children): a parent's steps name its children by their
+-- ids here. Answers the runs reserved; their steps are read after (step_load: a moving run
 -- records none, so the two reads cannot disagree).
-local drain, target, limit, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local with_dead = ARGV[5] == '1'
-local queues = nil
-if #ARGV > 5 then
-  queues = {}
-  for i = 6, #ARGV do table.insert(queues, ARGV[i]) end
-end
+local p = params()
+local drain, target, limit, now, queues = p.drain_id, p.target, p.limit, int(p.now), p.queues
 local picked = {}
-if limit <= 0 then return picked end
-local MOVED = {'name', 'queue', 'payload', 'key', 'moving_from', 'attempts', 'max_attempts',
-  'priority', 'run_at', 'tenant', 'actor', 'ckey', 'err_code', 'err_msg', 'pcur', 'ptot',
-  'created', 'finished', 'rkey'}
+if limit <= 0 then return {} end
 
 local function in_fan_out(id)
   return redis.call('HEXISTS', job_key(id), 'parent') == 1
@@ -58,7 +49,7 @@ if #picked < limit then
   end)
 end
 
-if with_dead and #picked < limit then
+if p.include_dead and #picked < limit then
   local pool = {}
   for _, queue in ipairs(queues or redis.call('SMEMBERS', key('queues'))) do
     local want, offset, found = limit - #picked, 0, 0
@@ -83,11 +74,22 @@ if with_dead and #picked < limit then
   end
 end
 
+-- The runs' columns (the SQL drivers' names) by hash field; an integer one is written into
+-- the row as its stored digits (cjson would keep 14 of them).
+local TEXT = {name = 'name', queue = 'queue', payload = 'payload', key = 'idempotency_key',
+  moving_from = 'moving_from', tenant = 'tenant', actor = 'actor', ckey = 'concurrency_key',
+  err_code = 'last_error_code', err_msg = 'last_error_message', rkey = 'rate_key'}
+local WHOLE = {attempts = 'attempts', max_attempts = 'max_attempts', priority = 'priority',
+  run_at = 'run_at_ms', pcur = 'progress_current', ptot = 'progress_total',
+  created = 'created_at_ms', finished = 'finished_at_ms'}
 local answer = {}
-for _, id in ipairs(picked) do
-  local values = redis.call('HMGET', job_key(id), unpack(MOVED))
-  local row = {id}
-  for i = 1, #MOVED do row[i + 1] = values[i] or false end
-  table.insert(answer, row)
+for i, id in ipairs(picked) do
+  local stored, row, whole = redis.call('HGETALL', job_key(id)), {id = id}, {}
+  for j = 1, #stored, 2 do
+    local field, value = stored[j], stored[j + 1]
+    if TEXT[field] then row[TEXT[field]] = value end
+    if WHOLE[field] then whole[#whole + 1] = ',"' .. WHOLE[field] .. '":' .. value end
+  end
+  answer[i] = string.sub(cjson.encode(row), 1, -2) .. table.concat(whole) .. '}'
 end
 return answer
