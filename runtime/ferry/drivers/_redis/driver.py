@@ -30,7 +30,6 @@ from ferry.drivers._redis.keyspace import Keyspace, run_id
 from ferry.drivers._redis.migrate import apply_migrations, known_migrations, read_ledger
 from ferry.drivers._redis.outbox import RedisOutbox
 from ferry.drivers._redis.rates import RedisRateBuckets
-from ferry.drivers._redis.results import RedisResults
 from ferry.drivers._redis.slots import RedisSlotStore
 from ferry.drivers._redis.statements import RedisStatements
 from ferry.drivers._redis.steps import RedisStepStore
@@ -39,6 +38,7 @@ from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._refusals import refuse_joining
 from ferry.drivers._retention import Kind, pruned
 from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
+from ferry.drivers._stores.results import SqlResults
 from ferry.drivers._wake import (
     IDLE_POLL_MAX_MS,
     IDLE_POLL_MAX_WAKE_PROVEN_MS,
@@ -97,8 +97,8 @@ class RedisJobDriver(DerivedCalls):
             idle_poll_ms=IDLE_POLL_MAX_WAKE_PROVEN_MS,
             unhealthy_poll_ms=IDLE_POLL_MAX_MS,
         )
-        self.results = RedisResults(self._connection, self._news)
-        self.children = RedisChildren(self._connection, clock)
+        self.results = SqlResults(statements, self._news)
+        self.children = RedisChildren(statements, self._connection)
 
     @property
     def name(self) -> str:
