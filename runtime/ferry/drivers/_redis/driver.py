@@ -87,9 +87,7 @@ class RedisJobDriver(DerivedCalls):
         self.leases = SqlLeaseStore(statements)
         self.records = SqlRecordStore(statements)
         self.introspect = RedisIntrospection(self._connection, clock)
-        self.outbox = RedisOutbox(
-            self._connection, clock, lambda: self._channel(self._keys.outbox_channel)
-        )
+        self.outbox = RedisOutbox(statements, lambda: self._channel(self._keys.outbox_channel))
         self.transfer = RedisTransfer(self._connection, clock)
         self._ended = SettleWaiters(
             self._listener,
