@@ -10,12 +10,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ferry.drivers._columns import from_json_text, json_text, stored_columns
+from ferry.drivers._columns import json_text, stored_columns
 from ferry.drivers.protocol import EnqueueRequest, StepRecord
 
 __all__ = [
     "columns_of",
-    "from_json_text",
     "json_text",
     "opt",
     "optional_int",

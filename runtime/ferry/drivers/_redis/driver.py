@@ -29,7 +29,6 @@ from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
 from ferry.drivers._redis.migrate import apply_migrations, known_migrations, read_ledger
 from ferry.drivers._redis.outbox import RedisOutbox
-from ferry.drivers._redis.results import RedisResults
 from ferry.drivers._redis.statements import RedisStatements
 from ferry.drivers._redis.transfer import in_one_script
 from ferry.drivers._redis.wake import PubSubListener
@@ -37,6 +36,7 @@ from ferry.drivers._refusals import refuse_joining
 from ferry.drivers._stores.prune import prune
 from ferry.drivers._stores.rates import SqlRateBuckets
 from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
+from ferry.drivers._stores.results import SqlResults
 from ferry.drivers._stores.slots import SqlSlotStore
 from ferry.drivers._stores.steps import SqlStepStore
 from ferry.drivers._stores.transfer import SqlTransfer
@@ -88,9 +88,7 @@ class RedisJobDriver(DerivedCalls):
         self.leases = SqlLeaseStore(statements)
         self.records = SqlRecordStore(statements)
         self.introspect = RedisIntrospection(self._connection, clock)
-        self.outbox = RedisOutbox(
-            self._connection, clock, lambda: self._channel(self._keys.outbox_channel)
-        )
+        self.outbox = RedisOutbox(statements, lambda: self._channel(self._keys.outbox_channel))
         # Nothing to wake after a batch: the import script publishes the wake itself, and
         # released runs are found by the workers' next poll (as on Postgres).
         self.transfer = SqlTransfer(statements, lambda: None, in_one_script(statements))
@@ -100,8 +98,8 @@ class RedisJobDriver(DerivedCalls):
             idle_poll_ms=IDLE_POLL_MAX_WAKE_PROVEN_MS,
             unhealthy_poll_ms=IDLE_POLL_MAX_MS,
         )
-        self.results = RedisResults(self._connection, self._news)
-        self.children = RedisChildren(self._connection, clock)
+        self.results = SqlResults(statements, self._news)
+        self.children = RedisChildren(statements, self._connection)
 
     @property
     def name(self) -> str:

@@ -1,10 +1,10 @@
-"""``ChildRuns`` on a SQL driver: what both dialects do alike.
+"""``ChildRuns``: what every driver does alike.
 
 A parent's mark before it parks on a wait is one guarded statement (``children_await``);
 what the mark does is ``ferry.drivers.fan_in``'s (Postgres: the triggers of migration
-0023; SQLite: its settle). A fan-out is each dialect's own (``enqueue_children``):
-Postgres writes it in one statement that locks the parent, SQLite in one transaction
-under the write lock.
+0023; SQLite: its settle; Redis: its scripts, through ``lib.lua``'s ``parent_counted``). A
+fan-out is each driver's own (``enqueue_children``): Postgres writes it in one statement
+that locks the parent, SQLite in one transaction under the write lock, Redis in one script.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, ParentRefusal,
 
 
 class SqlChildren(ABC):
-    """Children as rows of ``jobs`` naming their ``parent_id``."""
+    """Children as runs naming their parent."""
 
     def __init__(self, statements: Statements) -> None:
         self._s = statements
@@ -26,7 +26,7 @@ class SqlChildren(ABC):
     async def enqueue_children(
         self, parent: RunFence, requests: Sequence[EnqueueRequest]
     ) -> list[EnqueueResult] | ParentRefusal:
-        """Each dialect's own (see the module's docstring)."""
+        """Each driver's own (see the module's docstring)."""
 
     async def await_children(self, parent: RunFence) -> bool:
         pk = await row_of(self._s, parent.job_id)

@@ -1,8 +1,9 @@
-"""The outbox's relay side on a SQL driver: claim, mark, note a failure, count.
+"""The outbox's relay side on every driver: claim, mark, note a failure, count.
 
-How an entry is appended (through the application's connection, inside its transaction)
-and how the relay is woken are the driver's own (``_postgres.outbox``, ``_sqlite.outbox``);
-what the relay does with the table is written once here.
+How an entry is appended (through the application's connection, inside its transaction;
+on Redis and the memory store at once, with no transaction to join) and how the relay is
+woken are the driver's own (``_postgres.outbox``, ``_sqlite.outbox``, ``_redis.outbox``);
+what the relay does with the entries is written once here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from ferry.drivers.protocol import OutboxEntry
 
 
 class SqlOutboxRelay:
-    """The ``outbox`` table as a relay reads it, through the driver's own connections."""
+    """The outbox (a table, or Redis' entry hashes) as a relay reads it, through the
+    driver's own connections."""
 
     def __init__(self, statements: Statements) -> None:
         self._s = statements

@@ -1,11 +1,12 @@
-"""``RunResults`` on a SQL driver: runs' statuses, and news of runs ending.
+"""``RunResults`` on every driver: runs' statuses, and news of runs ending.
 
 The statuses are one statement (``run_statuses``). The news is the driver's: Postgres
 hears the ended channel its statements notify (the worker's round trip,
 ``_settle_news.sql``; an operator's cancel, ``runs_ended``), on its one LISTEN session
-from the first ``news()``; SQLite tells this process's ends the moment their transaction
-commits, and its watcher sees another process's commit (which cannot tell what it changed,
-so every waiter reads its runs again).
+from the first ``news()``; Redis hears the ended channel its scripts publish to (a settle,
+an operator's cancel), on its one pub/sub session from the first ``news()``; SQLite tells
+this process's ends the moment their transaction commits, and its watcher sees another
+process's commit (which cannot tell what it changed, so every waiter reads its runs again).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from ferry.drivers.protocol import RunStatus
 
 
 class SqlResults:
-    """Statuses read from the ``jobs`` table; ``news`` is the driver's waiters."""
+    """Statuses read from the runs (``jobs``, or Redis' run hashes); ``news`` is the
+    driver's waiters."""
 
     def __init__(self, statements: Statements, news: Callable[[], SettleWaiters]) -> None:
         self._s = statements

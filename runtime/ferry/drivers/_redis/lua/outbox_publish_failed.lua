@@ -1,8 +1,9 @@
--- Note why the publish of entry ARGV[1] by relay ARGV[2] failed (ARGV[3]), if that relay
+-- Note why the publish of entry p.id by relay p.relay_id failed (p.error), if that relay
 -- still holds it; the entry is offered again once its lease lapses.
-local entry = key('outbox', ARGV[1])
+local p = params()
+local entry = key('outbox', int(p.id))
 local held = redis.call('HMGET', entry, 'claimed_by', 'published')
-if held[1] == ARGV[2] and not held[2] then
-  redis.call('HSET', entry, 'last_error', ARGV[3])
+if held[1] == p.relay_id and not held[2] then
+  redis.call('HSET', entry, 'last_error', p.error)
 end
-return 1
+return {}
