@@ -25,7 +25,6 @@ from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._redis.children import RedisChildren
 from ferry.drivers._redis.codec import columns_of, json_text, opt, request_args
 from ferry.drivers._redis.connection import Connection
-from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
 from ferry.drivers._redis.migrate import apply_migrations, known_migrations, read_ledger
 from ferry.drivers._redis.outbox import RedisOutbox
@@ -38,6 +37,8 @@ from ferry.drivers._redis.transfer import RedisTransfer
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._refusals import refuse_joining
 from ferry.drivers._retention import Kind, pruned
+from ferry.drivers._stores.actions import ScriptedActions
+from ferry.drivers._stores.introspect import SqlIntrospection
 from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
 from ferry.drivers._wake import (
     IDLE_POLL_MAX_MS,
@@ -86,7 +87,7 @@ class RedisJobDriver(DerivedCalls):
         statements = RedisStatements(self._connection)
         self.leases = SqlLeaseStore(statements)
         self.records = SqlRecordStore(statements)
-        self.introspect = RedisIntrospection(self._connection, clock)
+        self.introspect = SqlIntrospection(statements, ScriptedActions(statements))
         self.outbox = RedisOutbox(
             self._connection, clock, lambda: self._channel(self._keys.outbox_channel)
         )

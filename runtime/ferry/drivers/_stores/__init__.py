@@ -8,5 +8,6 @@ where the dialects differ (``_postgres/sql/queries``, ``_sqlite/sql/queries``; t
 they agree on is in ``sql/`` here, each statement in one place). Redis answers the same
 names with Lua scripts that take the same parameters and return the same rows
 (``_redis/statements.py``), so a store that needs no transaction across statements runs
-on it unchanged.
+on it unchanged (introspection's actions, which do, are one script each there:
+``actions.py``).
 """
