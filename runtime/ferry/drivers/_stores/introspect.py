@@ -50,7 +50,6 @@ class SqlIntrospection(OneRunActions):
     async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
         f = run_filter
         limit = max(f.limit, 0)
-        pattern = json.loads(f.input_contains) if f.input_contains is not None else None
         runs: list[RunSummary] = []
         below = int(f.before_id) if f.before_id is not None else None
         while True:
@@ -79,8 +78,9 @@ class SqlIntrospection(OneRunActions):
             if step is None:
                 return runs + [run_of(RunSummary, row) for row in rows]
             matches = rows[:-1]
-            if pattern is not None:  # a stepped walk leaves the input search to the store
-                matches = [row for row in matches if contains(json.loads(row["input"]), pattern)]
+            if f.input_contains is not None:  # a stepped walk leaves the input search here
+                wanted = json.loads(f.input_contains)
+                matches = [row for row in matches if contains(json.loads(row["input"]), wanted)]
             runs += [run_of(RunSummary, row) for row in matches[: limit - len(runs)]]
             below = step["walked_to"]
             if below is None or len(runs) == limit:
