@@ -41,6 +41,27 @@ async def test_list_runs_filters_and_pages_newest_first(
     assert len(await introspect.list_runs(RunFilter(name=flaky.name, state="queued"))) == 6
 
 
+async def test_a_listing_finds_matches_past_a_thousand_newer_runs(
+    harness: Harness, clock: FrozenClock
+) -> None:
+    """Redis walks an index in script steps of 1,000 runs at most: a page whose matches
+    lie further down is filled across steps, and a search too."""
+    old = [(await flaky.enqueue({"id": f"old{n}", "fail_times": 5})).job_id for n in range(3)]
+    clock.advance("1s")
+    newer = clock.now_ms()
+    await flaky.enqueue_many([{"id": str(n)} for n in range(1_100)])
+    introspect = harness.driver.introspect
+    page = await introspect.list_runs(RunFilter(created_before_ms=newer, limit=2))
+    assert [r.id for r in page] == old[:0:-1]
+    rest = await introspect.list_runs(RunFilter(created_before_ms=newer, before_id=page[-1].id))
+    assert [r.id for r in rest] == old[:1]
+    found = await introspect.list_runs(RunFilter(input_contains='{"fail_times": 5}', limit=2))
+    assert [r.id for r in found] == old[:0:-1]
+    assert [r.id for r in await introspect.list_runs(RunFilter(key_prefix="flaky:old"))] == old[
+        ::-1
+    ]
+
+
 async def test_a_dead_run_can_be_retried_with_fresh_attempts(harness: Harness) -> None:
     job_id = (await flaky.enqueue({"id": "a", "fail_times": 3})).job_id
     await harness.drain()

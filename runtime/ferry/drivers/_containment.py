@@ -1,8 +1,9 @@
 """JSON containment, as PostgreSQL's ``jsonb @>`` defines it, for the stores that have none.
 
 PostgreSQL answers ``payload @> pattern`` itself; the SQLite driver registers ``contains``
-as a SQL function and the Redis driver's listing script carries the same rules in Lua
-(``lua/runs_page.lua``), so an input search finds the same runs on every driver
+as a SQL function, and the shared introspection store applies it to the runs the Redis
+listing script answers with their input (Lua's cjson reads ``[]`` and ``{}`` alike and
+numbers as doubles), so an input search finds the same runs on every driver
 (``tests/conformance/test_search.py`` holds them to it):
 
 * an object contains another when every key of the pattern is present and its value

@@ -17,7 +17,6 @@ __all__ = [
     "columns_of",
     "json_text",
     "opt",
-    "optional_int",
     "request_args",
 ]
 
@@ -31,11 +30,6 @@ def request_args(r: EnqueueRequest) -> list[str]:
     """One enqueue request as the ``enqueue`` (and ``enqueue_children``) script's 12
     arguments: its stored columns (``_columns.stored_columns``), each an ``opt``."""
     return [opt(value) for value in stored_columns(r).values()]
-
-
-def optional_int(value: str | None) -> int | None:
-    """A stored integer field, if present."""
-    return None if value is None else int(value)
 
 
 _COLUMNS = {

@@ -25,7 +25,6 @@ from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._redis.children import RedisChildren
 from ferry.drivers._redis.codec import columns_of, json_text, opt, request_args
 from ferry.drivers._redis.connection import Connection
-from ferry.drivers._redis.introspect import RedisIntrospection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
 from ferry.drivers._redis.migrate import apply_migrations, known_migrations, read_ledger
 from ferry.drivers._redis.outbox import RedisOutbox
@@ -33,6 +32,8 @@ from ferry.drivers._redis.statements import RedisStatements
 from ferry.drivers._redis.transfer import in_one_script
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._refusals import refuse_joining
+from ferry.drivers._stores.actions import ScriptedActions
+from ferry.drivers._stores.introspect import SqlIntrospection
 from ferry.drivers._stores.prune import prune
 from ferry.drivers._stores.rates import SqlRateBuckets
 from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
@@ -87,7 +88,7 @@ class RedisJobDriver(DerivedCalls):
         self.rates = SqlRateBuckets(statements)
         self.leases = SqlLeaseStore(statements)
         self.records = SqlRecordStore(statements)
-        self.introspect = RedisIntrospection(self._connection, clock)
+        self.introspect = SqlIntrospection(statements, ScriptedActions(statements))
         self.outbox = RedisOutbox(statements, lambda: self._channel(self._keys.outbox_channel))
         # Nothing to wake after a batch: the import script publishes the wake itself, and
         # released runs are found by the workers' next poll (as on Postgres).

@@ -8,5 +8,6 @@ where the dialects differ (``_postgres/sql/queries``, ``_sqlite/sql/queries``; t
 they agree on is in ``sql/`` here, each statement in one place). Redis answers the same
 names with Lua scripts that take the same parameters and return the same rows
 (``_redis/statements.py``), so a store that needs no transaction across statements runs
-on it unchanged (transfer's import, which does, is handed one script on Redis).
+on it unchanged (introspection's actions and transfer's import, which do, are one script
+each there: ``actions.py``, ``_redis.transfer``).
 """

@@ -14,6 +14,7 @@ from typing import Protocol
 from ferry._clock import Clock
 from ferry._payload import payload_limit
 from ferry.drivers._ledger import LedgerState, Migration
+from ferry.drivers._stores.actions import PlannedActions
 from ferry.drivers._stores.introspect import SqlIntrospection
 from ferry.drivers._stores.moves import Moved, RunMoves
 from ferry.drivers._stores.prune import prune
@@ -61,7 +62,7 @@ class SqlJobDriver(DerivedCalls):
         self.rates = SqlRateBuckets(database)
         self.leases = SqlLeaseStore(database)
         self.records = SqlRecordStore(database)
-        self.introspect = SqlIntrospection(database, moves)
+        self.introspect = SqlIntrospection(database, PlannedActions(database, moves))
         self.transfer = SqlTransfer(
             database, lambda: moves.committed(Moved(woke=True)), in_one_transaction(database)
         )

@@ -1,29 +1,21 @@
-"""``JobIntrospection`` on a SQL driver: what ``ferry jobs``, the dashboard and MCP read
-and do.
+"""``JobIntrospection`` written once: what ``ferry jobs``, the dashboard and MCP read and
+do, over a driver's statements (the SQL drivers' text, Redis' scripts).
 
-An operator's action on many runs is one transaction: ``run_states`` reads the runs and
-holds them (Postgres: ``FOR UPDATE``; SQLite: the write lock), then each state the action
-applies to gets its statement over the runs in it (a cancel: ``run_cancel`` for queued
-and sleeping runs, ``run_cancel_request`` for running ones), so a worker's claim or
-settle cannot slip in between. Every run found is answered, changed or not.
-
-A cancel also cancels the descendants of the runs it changed that have not ended
-(``ferry.drivers.fan_in``): ``run_descendants`` reads and holds them after the runs
-themselves are held — a fan-out of a held parent waits for that hold, so every child
-written before the cancel is found and none is written after it — and each is cancelled
-as its parent was. What the changes mean beyond the rows (the parents' counts, news for
-result waiters) is the dialect's ``RunMoves``; a delete is such a change too (a child
-deleted before its end counts as ended for its parent).
-"""
+A listing is ``runs_list``. On SQL it is one query: a backward walk of the primary key
+that stops after ``limit`` matches. Redis walks the smallest index its filter allows, in
+script steps of a bounded number of runs, never every run: its answer ends with a row that
+has no id, where its walk stopped (``walked_to``), and the store goes on from there until
+the page is full or the walk ran out; a SQL statement answers no such row, so it is called
+once. An operator's action on many runs is atomic on each driver in its own way
+(``ferry.drivers._stores.actions``)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from ferry._names import check_name
 from ferry.drivers._columns import (
-    Row,
     latency_of,
     prefix_upper_bound,
     queue_stats_of,
@@ -31,14 +23,12 @@ from ferry.drivers._columns import (
     run_pk,
     step_of,
 )
-from ferry.drivers._refusals import DELETABLE, RETRYABLE, OneRunActions
-from ferry.drivers._stores.moves import Moved, RunMoves, StateChange
-from ferry.drivers._stores.statements import Plan, Transactional, row_of
-from ferry.drivers.fan_in import CANCELLED_WITH_PARENT
+from ferry.drivers._containment import contains
+from ferry.drivers._refusals import OneRunActions
+from ferry.drivers._stores.actions import RunActions
+from ferry.drivers._stores.statements import Statements, row_of
 from ferry.drivers.protocol import (
     CHILDREN_SHOWN,
-    JobError,
-    JobState,
     OutcomeBucket,
     QueueStats,
     RunChange,
@@ -47,41 +37,54 @@ from ferry.drivers.protocol import (
     RunLatency,
     RunSummary,
 )
-from ferry.drivers.settle import CANCELLED_BY_OPERATOR
 
 
 class SqlIntrospection(OneRunActions):
-    """Operator reads and actions over the ``jobs`` table; ``moves`` follows the runs an
-    action moved (a run put back due, a run ended, a parent's count)."""
+    """Operator reads over the runs' statements; ``actions`` applies the operator's actions
+    atomically, as the driver can (a SQL transaction, a Redis script)."""
 
-    def __init__(self, statements: Transactional, moves: RunMoves) -> None:
+    def __init__(self, statements: Statements, actions: RunActions) -> None:
         self._s = statements
-        self._moves = moves
+        self._actions = actions
 
     async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
         f = run_filter
-        rows = await self._s.read(
-            "runs_list",
-            queue=f.queue,
-            name=f.name,
-            state=f.state,
-            tenant=f.tenant,
-            created_after=f.created_after_ms,
-            created_before=f.created_before_ms,
-            before_id=int(f.before_id) if f.before_id is not None else None,
-            limit=max(f.limit, 0),
-            lease_expired=f.lease_expired,
-            now=self._s.clock.now_ms(),
-            after_id=run_pk(f.after_id) if f.after_id is not None else None,
-            key_from=f.key_prefix,
-            key_below=prefix_upper_bound(f.key_prefix) if f.key_prefix is not None else None,
-            error_code=f.error_code,
-            error_text=f.error_text,
-            input_contains=f.input_contains,
-            due_after=f.due_after_ms,
-            has_error=f.has_error,
-        )
-        return [run_of(RunSummary, row) for row in rows]
+        limit = max(f.limit, 0)
+        runs: list[RunSummary] = []
+        below = int(f.before_id) if f.before_id is not None else None
+        while True:
+            rows = await self._s.read(
+                "runs_list",
+                queue=f.queue,
+                name=f.name,
+                state=f.state,
+                tenant=f.tenant,
+                created_after=f.created_after_ms,
+                created_before=f.created_before_ms,
+                before_id=below,
+                limit=limit - len(runs),
+                lease_expired=f.lease_expired,
+                now=self._s.clock.now_ms(),
+                after_id=run_pk(f.after_id) if f.after_id is not None else None,
+                key_from=f.key_prefix,
+                key_below=prefix_upper_bound(f.key_prefix) if f.key_prefix is not None else None,
+                error_code=f.error_code,
+                error_text=f.error_text,
+                input_contains=f.input_contains,
+                due_after=f.due_after_ms,
+                has_error=f.has_error,
+            )
+            step = rows[-1] if rows and rows[-1]["id"] is None else None
+            if step is None:
+                return runs + [run_of(RunSummary, row) for row in rows]
+            matches = rows[:-1]
+            if f.input_contains is not None:  # a stepped walk leaves the input search here
+                wanted = json.loads(f.input_contains)
+                matches = [row for row in matches if contains(json.loads(row["input"]), wanted)]
+            runs += [run_of(RunSummary, row) for row in matches[: limit - len(runs)]]
+            below = step["walked_to"]
+            if below is None or len(runs) == limit:
+                return runs
 
     async def get_run(self, job_id: str) -> RunDetail | None:
         pk = await row_of(self._s, job_id)
@@ -106,74 +109,32 @@ class SqlIntrospection(OneRunActions):
     async def retry_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         """A dead or cancelled run is queued again, due now (a child of a parent counts as
         pending in it again)."""
-        now = self._s.clock.now_ms()
-        moved = Moved(woke=True)
-        retried = self._moving_to("queued", now, moved)
-        changes = await self._act(job_ids, dict.fromkeys(RETRYABLE, "run_retry"), retried, now=now)
-        if any(change.changed for change in changes):
-            self._moves.committed(moved)
-        return changes
+        return await self._act(self._actions.retry, job_ids)
 
     async def cancel_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         """A queued or sleeping run ends cancelled at once; a running one gets the request
         recorded, and its worker's heartbeat acts on it. Its descendants that have not
         ended are cancelled with it, alike."""
-        now = self._s.clock.now_ms()
-        moved = Moved()
-
-        def with_descendants(acted: Sequence[Row]) -> Plan[None]:
-            changes = _cancelled(acted)
-            if acted:
-                ids = [row["pk"] for row in acted]
-                descendants = yield "run_descendants", {"ids": ids}
-                yield from _by_state(
-                    descendants, _CANCEL, _cancel_parameters(now, CANCELLED_WITH_PARENT)
-                )
-                changes += _cancelled(descendants)
-            yield from self._moves.changed(changes, now, moved)
-
-        changes = await self._act(
-            job_ids, _CANCEL, with_descendants, **_cancel_parameters(now, CANCELLED_BY_OPERATOR)
-        )
-        self._moves.committed(moved)
-        return changes
+        return await self._act(self._actions.cancel, job_ids)
 
     async def delete_runs(self, job_ids: Sequence[str]) -> Sequence[RunChange]:
         """Runs no worker or drain holds go, with their steps (running and moving stay).
-        A deleted child that had not ended counts as its end for its parent, in the same
-        transaction (``ferry.drivers.fan_in``; the dialect's ``RunMoves``, on Postgres the
-        delete's trigger): a parent waiting for it wakes when it was the last, and its wait
-        reads the child as ``X_RUN_NOT_FOUND``."""
-        moved = Moved()
-        deleted = self._moving_to(None, self._s.clock.now_ms(), moved)
-        changes = await self._act(job_ids, dict.fromkeys(DELETABLE, "run_delete"), deleted)
-        self._moves.committed(moved)
-        return changes
-
-    def _moving_to(
-        self, after: JobState | None, now: int, moved: Moved
-    ) -> Callable[[Sequence[Row]], Plan[None]]:
-        """The follow-up of an action that moves every run it acted on to ``after``
-        (``None``: deleted): what that means beyond the rows, in the action's transaction."""
-
-        def follow_up(acted: Sequence[Row]) -> Plan[None]:
-            changes = [StateChange(r["pk"], r["parent_id"], r["state"], after) for r in acted]
-            yield from self._moves.changed(changes, now, moved)
-
-        return follow_up
+        A deleted child that had not ended counts as its end for its parent, atomically
+        with the delete (``ferry.drivers.fan_in``): a parent waiting for it wakes when it
+        was the last, and its wait reads the child as ``X_RUN_NOT_FOUND``."""
+        return await self._act(self._actions.delete, job_ids)
 
     async def _act(
         self,
+        action: Callable[[list[int], int], Awaitable[list[RunChange]]],
         job_ids: Sequence[str],
-        statements: dict[JobState, str],
-        then: Callable[[Sequence[Row]], Plan[None]],
-        **parameters: object,
     ) -> list[RunChange]:
-        pks = list(dict.fromkeys(pk for pk in map(run_pk, job_ids) if pk is not None))
+        """``action`` over the runs ``job_ids`` name, each once, by id."""
+        pks = sorted({pk for pk in map(run_pk, job_ids) if pk is not None})
         if not pks:
             await self._s.open()
             return []
-        return await self._s.atomic(_acted(pks, statements, then, parameters))
+        return await action(pks, self._s.clock.now_ms())
 
     async def throughput(self, since_ms: int) -> Mapping[str, int]:
         rows = await self._s.read("queue_throughput", since=since_ms)
@@ -196,61 +157,8 @@ class SqlIntrospection(OneRunActions):
 
     async def resume_queue(self, queue: str) -> None:
         check_name(queue, what="queue")
-        await self._s.write("queue_resume", queue=queue)
-        self._moves.committed(Moved(woke=True))
+        await self._actions.resume(queue)
 
     async def stats(self) -> list[QueueStats]:
         """Counts per queue and state (every state present), paused queues included."""
         return queue_stats_of(await self._s.read("queue_stats", now=self._s.clock.now_ms()))
-
-
-_CANCEL: dict[JobState, str] = {
-    "queued": "run_cancel",
-    "sleeping": "run_cancel",
-    "running": "run_cancel_request",
-}
-"""A cancel's statement per state it applies to."""
-
-
-def _cancel_parameters(now: int, error: JobError) -> dict[str, object]:
-    return {"now": now, "error_code": error.code, "error_message": error.message}
-
-
-def _cancelled(rows: Sequence[Row]) -> list[StateChange]:
-    """The runs of ``rows`` a cancel ended (a running one is only asked)."""
-    return [
-        StateChange(row["pk"], row["parent_id"], row["state"], "cancelled")
-        for row in rows
-        if row["state"] != "running"
-    ]
-
-
-def _acted(
-    pks: list[int],
-    statements: dict[JobState, str],
-    then: Callable[[Sequence[Row]], Plan[None]],
-    parameters: dict[str, object],
-) -> Plan[list[RunChange]]:
-    """Read and hold the runs of ``pks``, run each state's statement (``statements``) over
-    the runs in that state, then ``then`` over the runs acted on; answers a change per run
-    found."""
-    rows = yield "run_states", {"ids": pks}
-    acted = [row for row in rows if row["state"] in statements]
-    yield from _by_state(acted, statements, parameters)
-    yield from then(acted)
-    return [
-        RunChange(str(row["pk"]), row["name"], row["state"], row["state"] in statements)
-        for row in rows
-    ]
-
-
-def _by_state(
-    rows: Sequence[Row], statements: dict[JobState, str], parameters: Mapping[str, object]
-) -> Plan[None]:
-    """Each state's statement over the runs of ``rows`` in it (ids ``pk``)."""
-    by_statement: dict[str, list[int]] = {}
-    for row in rows:
-        if row["state"] in statements:
-            by_statement.setdefault(statements[row["state"]], []).append(row["pk"])
-    for statement, ids in by_statement.items():
-        yield statement, {"ids": ids, **parameters}

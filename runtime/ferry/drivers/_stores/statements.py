@@ -51,7 +51,8 @@ class Statements(Protocol):
 
 class Transactional(Statements, Protocol):
     """Statements that also run as one transaction with Python between them: a SQL store
-    (Redis runs one script at a time, so a store that needs this is a SQL one)."""
+    (Redis runs one script at a time, so what needs this is a SQL one: transfer's import,
+    and ``_stores.actions.PlannedActions``, where Redis has a script per action)."""
 
     async def atomic(self, plan: Plan[T]) -> T:
         """Run ``plan``'s statements in one transaction; its answer once committed."""

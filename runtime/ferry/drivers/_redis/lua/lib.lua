@@ -118,6 +118,46 @@ local function fields(id, names)
   return run
 end
 
+-- A run's hash fields (a `fields` table) as the columns the SQL statements answer for it
+-- (codec.py's columns_of): their names, integers as numbers, the id as text.
+local COLUMNS = {key = 'idempotency_key', ckey = 'concurrency_key', rkey = 'rate_key',
+  rdef = 'rate_deferred_until_ms', run_at = 'run_at_ms', created = 'created_at_ms',
+  updated = 'updated_at_ms', lease = 'lease_expires_at_ms', finished = 'finished_at_ms',
+  cancel_req = 'cancel_requested_at_ms', err_code = 'last_error_code',
+  err_msg = 'last_error_message', pcur = 'progress_current', ptot = 'progress_total',
+  parent = 'parent_id', pending = 'children_pending', tp = 'traceparent'}
+local INTEGERS = {attempts = true, max_attempts = true, priority = true, run_at = true,
+  created = true, updated = true, lease = true, finished = true, cancel_req = true,
+  pcur = true, ptot = true, pending = true, rdef = true}
+
+local function run_columns(id, run)
+  local row = {id = id}
+  for field, value in pairs(run) do
+    row[COLUMNS[field] or field] = INTEGERS[field] and tonumber(value) or value
+  end
+  return row
+end
+
+-- The fields of a run a list shows (RunSummary's columns).
+local SUMMARY = {'name', 'queue', 'state', 'attempts', 'max_attempts', 'tenant', 'run_at',
+  'created', 'updated', 'err_code', 'err_msg'}
+
+-- An operator's action on the runs of `ids` (ferry.drivers._stores.actions):
+-- `act(id, run)` changes run `id` (its fields `names`, with name and state) if the action
+-- applies to it, answering whether it did. Answers a row per run found: its id, name,
+-- state before and whether it changed.
+local function acted(ids, names, act)
+  local found = {}
+  for _, pk in ipairs(ids) do
+    local id = int(pk)
+    local run = fields(id, names)
+    if run.state ~= nil then
+      found[#found + 1] = {id = id, name = run.name, state = run.state, changed = act(id, run)}
+    end
+  end
+  return rows(found)
+end
+
 -- The claim index: one sorted set per (queue, priority, job name) of the runs a claim may
 -- take (queued, sleeping, and running with a lapsed lease), scored by run_at. The queue's
 -- byte length makes the name unambiguous whatever characters a queue or job name holds.

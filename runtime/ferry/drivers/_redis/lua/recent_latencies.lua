@@ -1,8 +1,9 @@
--- The ARGV[1] runs that most recently ended completed or dead, newest finish first (ties:
--- the later-enqueued run first). Each queue's two ended-run indexes are read from their
--- newest end, ARGV[1] at most each, then merged: the work follows ARGV[1], not the history.
--- Answers id, queue, name, state, finished, run_at per run.
-local limit = tonumber(ARGV[1])
+-- The p.limit runs that most recently ended completed or dead, newest finish first (ties:
+-- the later-enqueued run first), with latency_ms = finished - run_at (never below 0), as
+-- recent_latencies.sql answers them. Each queue's two ended-run indexes are read from
+-- their newest end, p.limit at most each, then merged: the work follows p.limit, not the
+-- history.
+local limit = params().limit
 if limit <= 0 then return {} end
 local pool = {}
 for _, queue in ipairs(redis.call('SMEMBERS', key('queues'))) do
@@ -18,10 +19,11 @@ table.sort(pool, function(a, b)
   if a.at ~= b.at then return a.at > b.at end
   return a.member > b.member
 end)
-local answer = {}
+local found = {}
 for i = 1, math.min(limit, #pool) do
   local id = int(tonumber(pool[i].member))
   local run = fields(id, {'queue', 'name', 'run_at'})
-  table.insert(answer, {id, run.queue, run.name, pool[i].state, int(pool[i].at), run.run_at})
+  found[i] = {id = id, queue = run.queue, name = run.name, state = pool[i].state,
+    finished_at_ms = pool[i].at, latency_ms = math.max(pool[i].at - tonumber(run.run_at), 0)}
 end
-return answer
+return rows(found)
