@@ -12,7 +12,7 @@ import pytest
 import ferry._operations as operations
 from ferry import FerryError
 from ferry._bounds import MAX_DURATION_MS
-from ferry.drivers.protocol import JobDriver, RunFilter
+from ferry.drivers.protocol import JobDriver, Progress, RunFilter
 from ferry.testing import Harness
 
 from .jobs_bounds import reporter, sleeper
@@ -96,6 +96,17 @@ async def test_a_step_out_of_bounds_fails_its_run_by_code_and_the_worker_goes_on
     assert error.code in ("X_OUT_OF_RANGE", "X_INVARIANT", "X_TEXT_NOT_STORABLE")
     assert not run.steps, "the refused step wrote nothing"
     await test_a_normal_run_still_completes(harness)
+
+
+async def test_progress_at_its_bound_reads_back_exactly(harness: Harness) -> None:
+    """The largest progress a run can store (a signed 64-bit count) is reported digit for
+    digit: no driver reads it through a double on its way to ``jobs show``."""
+    most = 2**63 - 1
+    run_id = (await reporter.enqueue({"id": "most", "current": most - 2, "total": most})).job_id
+    await harness.drain()
+    run = await operations.show_run(harness.driver, run_id)
+    assert run.summary.state == "completed"
+    assert run.progress == Progress(most - 2, most)
 
 
 @pytest.mark.parametrize(

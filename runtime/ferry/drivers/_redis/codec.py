@@ -6,12 +6,11 @@ present (``lua/lib.lua``'s ``opt``), so an empty string stays distinguishable fr
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from ferry.drivers._columns import json_text, stored_columns
-from ferry.drivers.protocol import EnqueueRequest, StepRecord
+from ferry.drivers.protocol import EnqueueRequest
 
 __all__ = [
     "columns_of",
@@ -75,27 +74,3 @@ def columns_of(job_id: str, run: Mapping[str, Any]) -> dict[str, Any]:
         columns[name] = int(value) if name in _INTEGERS and value is not None else value
     columns["id"] = job_id
     return columns
-
-
-def step_document(step: StepRecord) -> str:
-    """One step as the JSON text stored under its name in the run's steps hash."""
-    return json_text(
-        {
-            "kind": step.kind,
-            "result": step.result,
-            "started_at_ms": step.started_at_ms,
-            "finished_at_ms": step.finished_at_ms,
-            "wake_at_ms": step.wake_at_ms,
-        }
-    )
-
-
-def steps_of(stored: dict[str, str]) -> list[StepRecord]:
-    """A run's stored steps (``"<n>|<document>"`` by name) in the order they started, ties
-    in the order they were recorded."""
-    steps = []
-    for name, value in stored.items():
-        recorded, _, document = value.partition("|")
-        fields: dict[str, Any] = json.loads(document)
-        steps.append((fields["started_at_ms"], int(recorded), StepRecord(name=name, **fields)))
-    return [step for _, _, step in sorted(steps, key=lambda s: s[:2])]

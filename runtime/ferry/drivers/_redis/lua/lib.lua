@@ -38,10 +38,30 @@ end
 -- that is None in Python is absent here (nil).
 local function params() return cjson.decode(ARGV[1]) end
 
--- A statement's rows, each a table of its columns, answered as JSON objects.
+-- A stored integer as a row carries it: its digits, written into the row's JSON as they
+-- are (cjson writes 14 significant digits, and a progress count may be any int64).
+local WHOLE = {}
+local function whole(digits) return setmetatable({digits}, WHOLE) end
+
+-- A statement's rows, each a table of its columns, answered as JSON objects; an integral
+-- number is written whole too (below 2^53, where a double holds it exactly).
 local function rows(list)
   local answer = {}
-  for i, row in ipairs(list) do answer[i] = cjson.encode(row) end
+  for i, row in ipairs(list) do
+    local columns = {}
+    for column, value in pairs(row) do
+      local text
+      if getmetatable(value) == WHOLE then
+        text = value[1]
+      elseif type(value) == 'number' and value % 1 == 0 and math.abs(value) < 2^53 then
+        text = string.format('%d', value)
+      else
+        text = cjson.encode(value)
+      end
+      columns[#columns + 1] = cjson.encode(column) .. ':' .. text
+    end
+    answer[i] = '{' .. table.concat(columns, ',') .. '}'
+  end
   return answer
 end
 
@@ -97,15 +117,30 @@ local function step_document(step)
     .. opt_ms(step.finished_at_ms) .. ',"wake_at_ms":' .. opt_ms(step.wake_at_ms) .. '}'
 end
 
--- Stored step `name` of run `id` as the row step_load answers (result as JSON text, the
--- row's JSON spliced as text too: cheaper than a table to encode), with its start and n.
-local function step_row(id, name, stored)
-  local n, kind, result, started, finished, wake = string.match(stored, '^(%d+)|{"kind":"(%a+)",'
-    .. '"result":(.*),"started_at_ms":(%-?%d+),"finished_at_ms":([%-%dnul]+),"wake_at_ms":([%-%dnul]+)}$')
-  return '{"job_id":"' .. id .. '","name":' .. cjson.encode(name) .. ',"kind":"' .. kind
-    .. '","result":' .. cjson.encode(result) .. ',"started_at_ms":' .. started
-    .. ',"finished_at_ms":' .. finished .. ',"wake_at_ms":' .. wake .. '}',
-    tonumber(started), tonumber(n)
+-- Run `id`'s stored steps as the rows step_load answers (result as JSON text; each row's
+-- JSON spliced as text: cheaper than a table to encode), in the order they ran, ties in
+-- the order they were recorded.
+local function run_steps(id)
+  local stored, steps, found = redis.call('HGETALL', steps_key(id)), {}, {}
+  for i = 1, #stored, 2 do
+    local n, kind, result, started, finished, wake = string.match(stored[i + 1],
+      '^(%d+)|{"kind":"(%a+)","result":(.*),"started_at_ms":(%-?%d+),'
+      .. '"finished_at_ms":([%-%dnul]+),"wake_at_ms":([%-%dnul]+)}$')
+    steps[#steps + 1] = {'{"job_id":"' .. id .. '","name":' .. cjson.encode(stored[i])
+      .. ',"kind":"' .. kind .. '","result":' .. cjson.encode(result) .. ',"started_at_ms":'
+      .. started .. ',"finished_at_ms":' .. finished .. ',"wake_at_ms":' .. wake .. '}',
+      tonumber(started), tonumber(n)}
+  end
+  table.sort(steps, function(a, b) return a[2] < b[2] or (a[2] == b[2] and a[3] < b[3]) end)
+  for i, step in ipairs(steps) do found[i] = step[1] end
+  return found
+end
+
+-- Every field of run `id`'s hash, by name (empty when there is no such run).
+local function stored_run(id)
+  local stored, run = redis.call('HGETALL', job_key(id)), {}
+  for i = 1, #stored, 2 do run[stored[i]] = stored[i + 1] end
+  return run
 end
 
 -- A run's fields, by name, from one HMGET.
@@ -133,7 +168,7 @@ local INTEGERS = {attempts = true, max_attempts = true, priority = true, run_at 
 local function run_columns(id, run)
   local row = {id = id}
   for field, value in pairs(run) do
-    row[COLUMNS[field] or field] = INTEGERS[field] and tonumber(value) or value
+    row[COLUMNS[field] or field] = INTEGERS[field] and whole(value) or value
   end
   return row
 end

@@ -74,22 +74,6 @@ if p.include_dead and #picked < limit then
   end
 end
 
--- The runs' columns (the SQL drivers' names) by hash field; an integer one is written into
--- the row as its stored digits (cjson would keep 14 of them).
-local TEXT = {name = 'name', queue = 'queue', payload = 'payload', key = 'idempotency_key',
-  moving_from = 'moving_from', tenant = 'tenant', actor = 'actor', ckey = 'concurrency_key',
-  err_code = 'last_error_code', err_msg = 'last_error_message', rkey = 'rate_key'}
-local WHOLE = {attempts = 'attempts', max_attempts = 'max_attempts', priority = 'priority',
-  run_at = 'run_at_ms', pcur = 'progress_current', ptot = 'progress_total',
-  created = 'created_at_ms', finished = 'finished_at_ms'}
 local answer = {}
-for i, id in ipairs(picked) do
-  local stored, row, whole = redis.call('HGETALL', job_key(id)), {id = id}, {}
-  for j = 1, #stored, 2 do
-    local field, value = stored[j], stored[j + 1]
-    if TEXT[field] then row[TEXT[field]] = value end
-    if WHOLE[field] then whole[#whole + 1] = ',"' .. WHOLE[field] .. '":' .. value end
-  end
-  answer[i] = string.sub(cjson.encode(row), 1, -2) .. table.concat(whole) .. '}'
-end
-return answer
+for i, id in ipairs(picked) do answer[i] = run_columns(id, stored_run(id)) end
+return rows(answer)
