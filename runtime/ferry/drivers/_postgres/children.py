@@ -9,12 +9,12 @@ from collections.abc import Sequence
 
 from ferry.drivers._columns import json_text, run_pk, stored_columns
 from ferry.drivers._postgres.database import Database
-from ferry.drivers._stores.children import SqlChildren
+from ferry.drivers._stores.children import StatementChildren
 from ferry.drivers._stores.enqueue import EnqueueBatch
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, ParentRefusal, RunFence
 
 
-class PostgresChildren(SqlChildren):
+class PostgresChildren(StatementChildren):
     """Children as rows of ``jobs`` naming their ``parent_id``."""
 
     def __init__(self, database: Database) -> None:

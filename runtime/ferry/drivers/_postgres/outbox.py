@@ -17,10 +17,10 @@ from ferry.drivers._outbox import SyncAppend, appended_under, checked_entry
 from ferry.drivers._postgres.database import Database
 from ferry.drivers._postgres.joined import joined_session
 from ferry.drivers._postgres.wake import ChannelWake
-from ferry.drivers._stores.outbox import SqlOutboxRelay
+from ferry.drivers._stores.outbox import StatementOutboxRelay
 
 
-class PostgresOutbox(SyncAppend, SqlOutboxRelay):
+class PostgresOutbox(SyncAppend, StatementOutboxRelay):
     """``outbox`` (migration 3); woken on the schema's outbox channel."""
 
     def __init__(self, database: Database, wake: Callable[[], ChannelWake]) -> None:

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from ferry.drivers._redis.codec import request_args
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.keyspace import run_id
-from ferry.drivers._stores.children import SqlChildren
+from ferry.drivers._stores.children import StatementChildren
 from ferry.drivers._stores.statements import Statements
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, ParentRefusal, RunFence
 
 
-class RedisChildren(SqlChildren):
+class RedisChildren(StatementChildren):
     """Children as runs naming their ``parent``, indexed under ``children:<parent>``."""
 
     def __init__(self, statements: Statements, connection: Connection) -> None:

@@ -33,14 +33,14 @@ from ferry.drivers._redis.transfer import in_one_script
 from ferry.drivers._redis.wake import PubSubListener
 from ferry.drivers._refusals import refuse_joining
 from ferry.drivers._stores.actions import ScriptedActions
-from ferry.drivers._stores.introspect import SqlIntrospection
+from ferry.drivers._stores.introspect import StatementIntrospection
 from ferry.drivers._stores.prune import prune
-from ferry.drivers._stores.rates import SqlRateBuckets
-from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
-from ferry.drivers._stores.results import SqlResults
-from ferry.drivers._stores.slots import SqlSlotStore
-from ferry.drivers._stores.steps import SqlStepStore
-from ferry.drivers._stores.transfer import SqlTransfer
+from ferry.drivers._stores.rates import StatementRateBuckets
+from ferry.drivers._stores.records import StatementLeaseStore, StatementRecordStore
+from ferry.drivers._stores.results import StatementResults
+from ferry.drivers._stores.slots import StatementSlotStore
+from ferry.drivers._stores.steps import StatementStepStore
+from ferry.drivers._stores.transfer import StatementTransfer
 from ferry.drivers._wake import (
     IDLE_POLL_MAX_MS,
     IDLE_POLL_MAX_WAKE_PROVEN_MS,
@@ -82,24 +82,24 @@ class RedisJobDriver(DerivedCalls):
             clock=clock,
         )
         self._statements = statements = RedisStatements(self._connection)
-        self._steps = SqlStepStore(statements)
+        self._steps = StatementStepStore(statements)
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them.
-        self.slots = SqlSlotStore(statements)
-        self.rates = SqlRateBuckets(statements)
-        self.leases = SqlLeaseStore(statements)
-        self.records = SqlRecordStore(statements)
-        self.introspect = SqlIntrospection(statements, ScriptedActions(statements))
+        self.slots = StatementSlotStore(statements)
+        self.rates = StatementRateBuckets(statements)
+        self.leases = StatementLeaseStore(statements)
+        self.records = StatementRecordStore(statements)
+        self.introspect = StatementIntrospection(statements, ScriptedActions(statements))
         self.outbox = RedisOutbox(statements, lambda: self._channel(self._keys.outbox_channel))
         # Nothing to wake after a batch: the import script publishes the wake itself, and
         # released runs are found by the workers' next poll (as on Postgres).
-        self.transfer = SqlTransfer(statements, lambda: None, in_one_script(statements))
+        self.transfer = StatementTransfer(statements, lambda: None, in_one_script(statements))
         self._ended = SettleWaiters(
             self._listener,
             clock,
             idle_poll_ms=IDLE_POLL_MAX_WAKE_PROVEN_MS,
             unhealthy_poll_ms=IDLE_POLL_MAX_MS,
         )
-        self.results = SqlResults(statements, self._news)
+        self.results = StatementResults(statements, self._news)
         self.children = RedisChildren(statements, self._connection)
 
     @property
@@ -125,7 +125,7 @@ class RedisJobDriver(DerivedCalls):
         return self._connection.location
 
     @property
-    def steps(self) -> SqlStepStore:
+    def steps(self) -> StatementStepStore:
         return self._steps
 
     @property

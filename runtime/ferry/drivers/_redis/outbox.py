@@ -17,12 +17,12 @@ from typing import Any
 from ferry.drivers._columns import json_text
 from ferry.drivers._outbox import SyncAppend, appended_under, checked_entry
 from ferry.drivers._refusals import no_transaction_to_join
-from ferry.drivers._stores.outbox import SqlOutboxRelay
+from ferry.drivers._stores.outbox import StatementOutboxRelay
 from ferry.drivers._stores.statements import Statements
 from ferry.drivers._wake import ChannelWake
 
 
-class RedisOutbox(SyncAppend, SqlOutboxRelay):
+class RedisOutbox(SyncAppend, StatementOutboxRelay):
     """Entries ``{prefix}:outbox:<id>``; ``new`` (by id), ``leased`` (by lease expiry) and
     ``published`` (by publish instant) index them."""
 

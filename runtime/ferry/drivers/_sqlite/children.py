@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from ferry.drivers._columns import run_pk
 from ferry.drivers._sqlite import runs
 from ferry.drivers._sqlite.database import Database, played
-from ferry.drivers._stores.children import SqlChildren
+from ferry.drivers._stores.children import StatementChildren
 from ferry.drivers._stores.enqueue import EnqueueBatch
 from ferry.drivers._stores.moves import Moved
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, ParentRefusal, RunFence
 
 
-class SqliteChildren(SqlChildren):
+class SqliteChildren(StatementChildren):
     """Children as rows of ``ferry_jobs`` naming their ``parent_id``; ``moves`` tells this
     process's workers of the children due now."""
 

@@ -16,10 +16,10 @@ from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._sqlite.database import Database
 from ferry.drivers._sqlite.joined import joined_connection
 from ferry.drivers._sqlite.wake import SqliteWake
-from ferry.drivers._stores.outbox import SqlOutboxRelay
+from ferry.drivers._stores.outbox import StatementOutboxRelay
 
 
-class SqliteOutbox(SyncAppend, SqlOutboxRelay):
+class SqliteOutbox(SyncAppend, StatementOutboxRelay):
     """``ferry_outbox``; woken by the driver's commit watcher."""
 
     def __init__(self, database: Database, wake: SqliteWake, start_watching: Any) -> None:

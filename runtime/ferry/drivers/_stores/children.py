@@ -16,7 +16,7 @@ from ferry.drivers._stores.statements import Statements, row_of
 from ferry.drivers.protocol import EnqueueRequest, EnqueueResult, ParentRefusal, RunFence
 
 
-class SqlChildren(ABC):
+class StatementChildren(ABC):
     """Children as runs naming their parent."""
 
     def __init__(self, statements: Statements) -> None:

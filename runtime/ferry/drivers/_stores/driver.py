@@ -15,16 +15,16 @@ from ferry._clock import Clock
 from ferry._payload import payload_limit
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._stores.actions import PlannedActions
-from ferry.drivers._stores.introspect import SqlIntrospection
+from ferry.drivers._stores.introspect import StatementIntrospection
 from ferry.drivers._stores.moves import Moved, RunMoves
 from ferry.drivers._stores.prune import prune
-from ferry.drivers._stores.rates import SqlRateBuckets
-from ferry.drivers._stores.records import SqlLeaseStore, SqlRecordStore
-from ferry.drivers._stores.results import SqlResults
-from ferry.drivers._stores.slots import SqlSlotStore
+from ferry.drivers._stores.rates import StatementRateBuckets
+from ferry.drivers._stores.records import StatementLeaseStore, StatementRecordStore
+from ferry.drivers._stores.results import StatementResults
+from ferry.drivers._stores.slots import StatementSlotStore
 from ferry.drivers._stores.statements import Transactional
-from ferry.drivers._stores.steps import SqlStepStore
-from ferry.drivers._stores.transfer import SqlTransfer, in_one_transaction
+from ferry.drivers._stores.steps import StatementStepStore
+from ferry.drivers._stores.transfer import StatementTransfer, in_one_transaction
 from ferry.drivers._wake import SettleWaiters
 from ferry.drivers.protocol import PruneReport, QueueStats, RetentionPolicy
 from ferry.drivers.settle import DerivedCalls
@@ -54,19 +54,19 @@ class SqlJobDriver(DerivedCalls):
         self._store = database
         self._clock = clock
         self._max_payload_bytes = payload_limit(max_payload_bytes)
-        self._steps = SqlStepStore(database)
+        self._steps = StatementStepStore(database)
         # The capabilities it offers (``ferry.drivers.capabilities``): all of them (the
         # outbox and children are each driver's own: the outbox joins the application's
         # transaction, and a fan-out is each dialect's).
-        self.slots = SqlSlotStore(database)
-        self.rates = SqlRateBuckets(database)
-        self.leases = SqlLeaseStore(database)
-        self.records = SqlRecordStore(database)
-        self.introspect = SqlIntrospection(database, PlannedActions(database, moves))
-        self.transfer = SqlTransfer(
+        self.slots = StatementSlotStore(database)
+        self.rates = StatementRateBuckets(database)
+        self.leases = StatementLeaseStore(database)
+        self.records = StatementRecordStore(database)
+        self.introspect = StatementIntrospection(database, PlannedActions(database, moves))
+        self.transfer = StatementTransfer(
             database, lambda: moves.committed(Moved(woke=True)), in_one_transaction(database)
         )
-        self.results = SqlResults(database, news)
+        self.results = StatementResults(database, news)
 
     @property
     def clock(self) -> Clock:
@@ -77,7 +77,7 @@ class SqlJobDriver(DerivedCalls):
         return self._max_payload_bytes
 
     @property
-    def steps(self) -> SqlStepStore:
+    def steps(self) -> StatementStepStore:
         return self._steps
 
     async def open(self) -> None:

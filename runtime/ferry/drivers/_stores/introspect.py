@@ -39,7 +39,7 @@ from ferry.drivers.protocol import (
 )
 
 
-class SqlIntrospection(OneRunActions):
+class StatementIntrospection(OneRunActions):
     """Operator reads over the runs' statements; ``actions`` applies the operator's actions
     atomically, as the driver can (a SQL transaction, a Redis script)."""
 

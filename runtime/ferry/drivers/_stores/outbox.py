@@ -15,7 +15,7 @@ from ferry.drivers._stores.statements import Statements
 from ferry.drivers.protocol import OutboxEntry
 
 
-class SqlOutboxRelay:
+class StatementOutboxRelay:
     """The outbox (a table, or Redis' entry hashes) as a relay reads it, through the
     driver's own connections."""
 

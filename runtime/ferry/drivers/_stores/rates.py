@@ -17,7 +17,7 @@ from ferry.drivers._stores.statements import Statements
 from ferry.drivers.rates import RateWindow
 
 
-class SqlRateBuckets:
+class StatementRateBuckets:
     """Rate windows, read."""
 
     def __init__(self, statements: Statements) -> None:

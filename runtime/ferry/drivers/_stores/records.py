@@ -1,9 +1,11 @@
-"""``LeaseStore`` and ``RecordStore`` on a SQL driver: the ``leases``, ``records`` and
-``record_log`` tables (migration 9), one statement per call.
+"""``LeaseStore`` and ``RecordStore`` over statements: the ``leases``, ``records`` and
+``record_log`` tables (migration 9; Redis: the lease, record and log keys), one statement
+per call.
 
 A take of a lease and a fenced put are each one statement that checks and writes: the
 row it decides on cannot change before its write lands (Postgres: the conflicting or
-fencing row is locked; SQLite: the statement runs under the file's write lock).
+fencing row is locked; SQLite: the statement runs under the file's write lock; Redis: one
+script).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from ferry.drivers._stores.statements import Statements
 from ferry.drivers.protocol import Fence, JsonValue, Lease, split_fence
 
 
-class SqlLeaseStore:
+class StatementLeaseStore:
     """The ``leases`` table: a row per lease name, its term kept when it lapses."""
 
     def __init__(self, statements: Statements) -> None:
@@ -35,7 +37,7 @@ class SqlLeaseStore:
         return _lease(await self._s.read("lease_read", name=name, now=now_ms))
 
 
-class SqlRecordStore:
+class StatementRecordStore:
     """The ``records`` and ``record_log`` tables."""
 
     def __init__(self, statements: Statements) -> None:

@@ -19,7 +19,7 @@ from ferry.drivers._wake import SettleWaiters
 from ferry.drivers.protocol import RunStatus
 
 
-class SqlResults:
+class StatementResults:
     """Statuses read from the runs (``jobs``, or Redis' run hashes); ``news`` is the
     driver's waiters."""
 

@@ -21,7 +21,7 @@ only slots freed and retaken meanwhile need the extra rounds.
 """
 
 
-class SqlSlotStore:
+class StatementSlotStore:
     """At most ``limit`` unexpired holders per key (the ``lease_slots`` table; Redis:
     ``slot:<key>``)."""
 

@@ -10,7 +10,7 @@ from ferry.drivers._stores.statements import Statements, row_of
 from ferry.drivers.protocol import StepRecord
 
 
-class SqlStepStore:
+class StatementStepStore:
     """One row per recorded step of a run (the ``steps`` table; Redis: the hash
     ``steps:<run id>``)."""
 

@@ -26,7 +26,7 @@ ImportBatch: TypeAlias = Callable[
 key's result, and whether a run came in due now (then ``woke``)."""
 
 
-class SqlTransfer:
+class StatementTransfer:
     """Moves runs into and out of one store (see ``RunTransfer``), importing a batch with
     ``batch``; ``woke`` wakes this process's idle workers when runs come back due (SQLite:
     Postgres' and Redis' imports publish the wake themselves)."""
