@@ -3,7 +3,9 @@
 Enqueue, claim, a batch of settles and a batch of renewals are each one script — atomic on
 the server, one round trip whatever the batch size; instants come from the driver's clock
 as arguments, never from the server's ``TIME``. One client serves every store and one
-pub/sub session every wake-up. Read the scripts themselves in ``lua/``.
+pub/sub session every wake-up. The stores beyond that path are the ones written once in
+``ferry.drivers._stores``, each statement of theirs a script here (``statements.py``).
+Read the scripts themselves in ``lua/``.
 
 Durability is the server's: with ``appendonly yes`` and ``appendfsync always`` an
 acknowledged write survives a crash of the server; with ``everysec`` up to a second of
