@@ -50,29 +50,31 @@ class StatementIntrospection(OneRunActions):
     async def list_runs(self, run_filter: RunFilter) -> Sequence[RunSummary]:
         f = run_filter
         limit = max(f.limit, 0)
+        # What every step of a walk asks alike (one listing, judged at one instant); a step
+        # differs only in where it starts and how many matches it still wants.
+        filters = {
+            "queue": f.queue,
+            "name": f.name,
+            "state": f.state,
+            "tenant": f.tenant,
+            "created_after": f.created_after_ms,
+            "created_before": f.created_before_ms,
+            "lease_expired": f.lease_expired,
+            "now": self._s.clock.now_ms(),
+            "after_id": run_pk(f.after_id) if f.after_id is not None else None,
+            "key_from": f.key_prefix,
+            "key_below": prefix_upper_bound(f.key_prefix) if f.key_prefix is not None else None,
+            "error_code": f.error_code,
+            "error_text": f.error_text,
+            "input_contains": f.input_contains,
+            "due_after": f.due_after_ms,
+            "has_error": f.has_error,
+        }
         runs: list[RunSummary] = []
         below = int(f.before_id) if f.before_id is not None else None
         while True:
             rows = await self._s.read(
-                "runs_list",
-                queue=f.queue,
-                name=f.name,
-                state=f.state,
-                tenant=f.tenant,
-                created_after=f.created_after_ms,
-                created_before=f.created_before_ms,
-                before_id=below,
-                limit=limit - len(runs),
-                lease_expired=f.lease_expired,
-                now=self._s.clock.now_ms(),
-                after_id=run_pk(f.after_id) if f.after_id is not None else None,
-                key_from=f.key_prefix,
-                key_below=prefix_upper_bound(f.key_prefix) if f.key_prefix is not None else None,
-                error_code=f.error_code,
-                error_text=f.error_text,
-                input_contains=f.input_contains,
-                due_after=f.due_after_ms,
-                has_error=f.has_error,
+                "runs_list", **filters, before_id=below, limit=limit - len(runs)
             )
             step = rows[-1] if rows and rows[-1]["id"] is None else None
             if step is None:
