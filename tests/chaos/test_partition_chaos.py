@@ -172,10 +172,14 @@ async def test_a_partitioned_worker_counts_its_lapsed_leases_and_its_refused_set
     else:
         # Held until B has taken over every run A held, so each late settle of A meets B's
         # lease (or B's completion) at the fence.
-        a_held = await held_by(driver, a.worker_id)
+        a_held = set(await held_by(driver, a.worker_id))
         assert a_held, "A held runs when it was cut off"
 
         async def taken_over() -> bool:
+            # A claim of A's already on its way as the cut fell may reach the store after
+            # the first look: every run seen held by A joins the set, so its late settle
+            # too meets B at the fence (and A's own next claim cannot take it back).
+            a_held.update(await held_by(driver, a.worker_id))
             # B holds or finished each: on Postgres a lapsed lease first goes back in the
             # queue (the fleet's tending turn), where B's next claim takes it.
             for run_id in a_held:
