@@ -5,26 +5,28 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ferry._bridge import default_connection, run_sync
-from ferry._payload import to_json
+from ferry._payload import json_text, to_json
 from ferry._tracecontext import current_traceparent
-from ferry.drivers.protocol import JsonValue
 from ferry.errors import FerryError
 
 
-def appended_under() -> str | None:
-    """The trace context an entry appended now carries (``None``: nothing traced here)."""
-    return current_traceparent()
-
-
-def checked_entry(type: Any, payload: Any) -> JsonValue:
-    """The entry's payload as plain JSON, once its type names what happened."""
+def entry_parameters(type: Any, payload: Any, *, now_ms: int) -> dict[str, Any]:
+    """The ``outbox_append`` statement's parameters for an entry appended now — once its
+    type names what happened and its payload is plain JSON — carrying the trace context it
+    was appended under (``None``: nothing traced here)."""
     if not isinstance(type, str) or not type or type != type.strip():
         raise FerryError(
             "X_INVARIANT",
             f"outbox entry type {type!r} must be a non-empty string without surrounding spaces",
             'name what happened or which job consumes it, e.g. type="send_receipt"',
         )
-    return to_json(payload, what=f'outbox entry "{type}" payload')
+    document = to_json(payload, what=f'outbox entry "{type}" payload')
+    return {
+        "type": type,
+        "payload": json_text(document),
+        "now": now_ms,
+        "traceparent": current_traceparent(),
+    }
 
 
 def outside_transaction(type: str, fix: str) -> FerryError:

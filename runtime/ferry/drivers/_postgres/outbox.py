@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ferry.drivers._columns import json_text
-from ferry.drivers._outbox import SyncAppend, appended_under, checked_entry
+from ferry.drivers._outbox import SyncAppend, entry_parameters
 from ferry.drivers._postgres.database import Database
 from ferry.drivers._postgres.joined import joined_session
 from ferry.drivers._postgres.wake import ChannelWake
@@ -29,19 +28,11 @@ class PostgresOutbox(SyncAppend, StatementOutboxRelay):
         self._wake = wake
 
     async def append(self, type: str, payload: Any, *, connection: Any) -> str:
-        document = checked_entry(type, payload)
+        parameters = entry_parameters(type, payload, now_ms=self._db.clock.now_ms())
         session = await joined_session(
             connection, self._db, what=f'outbox append of "{type}"', transaction=True
         )
-        sql, arguments = self._db.queries.bind(
-            "outbox_append",
-            {
-                "type": type,
-                "payload": json_text(document),
-                "now": self._db.clock.now_ms(),
-                "traceparent": appended_under(),
-            },
-        )
+        sql, arguments = self._db.queries.bind("outbox_append", parameters)
         [row] = await session.fetch(sql, *arguments)
         entry_id: str = row["id"]
         return entry_id

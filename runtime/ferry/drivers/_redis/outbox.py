@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ferry.drivers._columns import json_text
-from ferry.drivers._outbox import SyncAppend, appended_under, checked_entry
+from ferry.drivers._outbox import SyncAppend, entry_parameters
 from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._stores.outbox import StatementOutboxRelay
 from ferry.drivers._stores.statements import Statements
@@ -31,7 +30,7 @@ class RedisOutbox(SyncAppend, StatementOutboxRelay):
         self._wake = wake
 
     async def append(self, type: str, payload: Any, *, connection: Any) -> str:
-        document = checked_entry(type, payload)
+        parameters = entry_parameters(type, payload, now_ms=self._s.clock.now_ms())
         if connection is not None:
             raise no_transaction_to_join(
                 f'outbox append of "{type}"',
@@ -40,13 +39,7 @@ class RedisOutbox(SyncAppend, StatementOutboxRelay):
                 "outbox in the application's SQL database (postgres_job_driver(...).outbox, "
                 "sqlite_job_driver(...).outbox) so the entry commits with the business write",
             )
-        [row] = await self._s.write(
-            "outbox_append",
-            type=type,
-            payload=json_text(document),
-            now=self._s.clock.now_ms(),
-            traceparent=appended_under(),
-        )
+        [row] = await self._s.write("outbox_append", **parameters)
         return str(row["id"])
 
     def wake(self) -> ChannelWake:

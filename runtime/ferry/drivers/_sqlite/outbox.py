@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ferry.drivers._columns import json_text
-from ferry.drivers._outbox import SyncAppend, appended_under, checked_entry, outside_transaction
+from ferry.drivers._outbox import SyncAppend, entry_parameters, outside_transaction
 from ferry.drivers._refusals import no_transaction_to_join
 from ferry.drivers._sqlite.database import Database
 from ferry.drivers._sqlite.joined import joined_connection
@@ -29,13 +28,7 @@ class SqliteOutbox(SyncAppend, StatementOutboxRelay):
         self._start_watching = start_watching
 
     async def append(self, type: str, payload: Any, *, connection: Any) -> str:
-        document = checked_entry(type, payload)
-        parameters = {
-            "type": type,
-            "payload": json_text(document),
-            "now": self._db.clock.now_ms(),
-            "traceparent": appended_under(),
-        }
+        parameters = entry_parameters(type, payload, now_ms=self._db.clock.now_ms())
         if self._db.target.memory:
             return await self._append_in_memory(type, parameters, connection)
         joined = await joined_connection(connection, self._db, what=f'outbox append of "{type}"')
