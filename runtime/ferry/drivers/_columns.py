@@ -137,10 +137,9 @@ def run_of(kind: type[RunValue], row: Row, **given: Any) -> RunValue:
     supplies what is not a column (the steps, the children, ``slot_held``).
 
     This is the one place a run's columns become values: a new column is a field on the
-    value type and the column in the statements (Redis: its hash field in
-    ``_redis.codec.columns_of`` and ``lua/lib.lua``'s ``run_columns``), and every driver
-    reads it. It runs once per claimed run
-    on the worker's hot path, so each value type's readers are worked out once."""
+    value type and the column in the statements (Redis: its hash field in ``lua/lib.lua``'s
+    ``run_columns``), and every driver reads it. It runs once per claimed run on the
+    worker's hot path, so each value type's readers are worked out once."""
     readers, optional = _PLANS.get(kind) or _plan(kind)
     values = {name: given[name] if name in given else read(row) for name, read in readers}
     for name in optional:

@@ -25,7 +25,7 @@ from ferry._payload import DEFAULT_MAX_PAYLOAD_BYTES, payload_limit
 from ferry.drivers._columns import progress_columns, run_of, settle_columns
 from ferry.drivers._ledger import LedgerState, Migration
 from ferry.drivers._redis.children import RedisChildren
-from ferry.drivers._redis.codec import columns_of, json_text, opt, request_args
+from ferry.drivers._redis.codec import json_text, opt, request_args
 from ferry.drivers._redis.connection import Connection
 from ferry.drivers._redis.keyspace import Keyspace, run_id
 from ferry.drivers._redis.migrate import apply_migrations, known_migrations, read_ledger
@@ -318,16 +318,26 @@ def _renewal(answer: int) -> RenewalAnswer:
 
 
 _CLAIMED = (
-    "name", "queue", "payload", "key", "attempts", "max_attempts", "tenant", "actor", "ckey",
-    "run_at", "created", "lease", "tp",
+    "name", "queue", "payload", "idempotency_key", "attempts", "max_attempts", "tenant",
+    "actor", "concurrency_key", "run_at_ms", "created_at_ms", "lease_expires_at_ms",
+    "traceparent",
 )  # fmt: skip
-"""The fields a claim answers after the run's id, in order (then whether its slot is held,
-and the instant a run its rate limit deferred is due at: false for a leased one)."""
+"""The columns a claim answers after the run's id, in order (then whether its slot is held,
+and the instant a run its rate limit deferred is due at: false for a leased one). The reply
+is positional — it is the hot path — so the names are given here, where a statement's rows
+are named in ``lua/lib.lua``'s ``run_columns``."""
+_CLAIMED_INTEGERS = frozenset(
+    {"attempts", "max_attempts", "run_at_ms", "created_at_ms", "lease_expires_at_ms"}
+)
 
 
 def _claimed(row: list[Any]) -> ClaimedJob:
     job_id, *values, slot_held, rate_deferred = row
-    columns = columns_of(str(job_id), dict(zip(_CLAIMED, values, strict=True)))
+    columns = {
+        name: int(value) if name in _CLAIMED_INTEGERS and value is not None else value
+        for name, value in zip(_CLAIMED, values, strict=True)
+    }
+    columns["id"] = str(job_id)
     return run_of(
         ClaimedJob,
         columns,

@@ -153,8 +153,9 @@ local function fields(id, names)
   return run
 end
 
--- A run's hash fields (a `fields` table) as the columns the SQL statements answer for it
--- (codec.py's columns_of): their names, integers whole (`whole`: their stored digits).
+-- A run's hash fields (a `fields` table) as the columns the SQL statements answer for it:
+-- their names, integers whole (`whole`: their stored digits). A claim's positional reply
+-- is named in driver.py (_CLAIMED).
 local COLUMNS = {key = 'idempotency_key', ckey = 'concurrency_key', rkey = 'rate_key',
   rdef = 'rate_deferred_until_ms', run_at = 'run_at_ms', created = 'created_at_ms',
   updated = 'updated_at_ms', lease = 'lease_expires_at_ms', finished = 'finished_at_ms',
