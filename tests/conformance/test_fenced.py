@@ -37,7 +37,7 @@ from ferry.testing import Harness
 
 from . import jobs_fixture
 from .jobs_fixture import effects, settled
-from .jobs_worker import deaf, deaf_step, held, held_open
+from .jobs_worker import deaf, deaf_step, held, held_open, noop
 from .started_worker import INTERVAL_MS, LEASE_MS, Outcomes, started
 
 OTHER = "worker-b"
@@ -172,6 +172,51 @@ async def test_a_lease_that_lapses_while_its_settle_is_in_flight_is_counted_then
     first, refused = lost_lines(caplog)
     assert (first["seen_by"], first["counted"], first.get("holder")) == ("renewal", True, None)
     assert (refused["seen_by"], refused["counted"], refused["holder"]) == ("settle", False, OTHER)
+
+
+async def test_a_claim_answered_after_its_lease_lapsed_is_not_started_but_counted_and_redelivered(
+    harness: Harness, driver: JobDriver, clock: FrozenClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    real = driver.settle_and_claim
+    answered_late: list[str] = []
+
+    async def held_up(
+        settles: Sequence[Settle], options: ClaimOptions
+    ) -> tuple[list[bool], list[ClaimedJob]]:
+        landed, claimed = await real(settles, options)
+        if claimed and not answered_late:
+            # The first claim's answer is held up on its way back (a partition, a stalled
+            # server) for a whole window: the lease it took lapsed before it arrives.
+            answered_late.extend(run.id for run in claimed)
+            clock.advance(LEASE_MS / 1000)
+        return landed, claimed
+
+    driver.settle_and_claim = held_up  # type: ignore[method-assign]
+    outcomes = Outcomes()
+    metrics = WorkerMetrics(CollectorRegistry())
+    caplog.set_level(logging.INFO, logger="ferry")
+    async with started(driver, jobs=[noop], observer=outcomes, metrics=metrics):
+        run = await noop.enqueue({"id": "a"})
+        await eventually(lambda: len(outcomes.reports) == 2, what="the redelivered attempt")
+    assert answered_late == [run.job_id]
+    assert [(r.outcome, r.attempt, r.landed) for r in outcomes.reports] == [
+        ("lease-lost", 1, False),
+        ("completed", 2, True),
+    ]
+    assert effects["noop"] == 1, "the body ran once: on the redelivery, never on the late claim"
+    assert outcomes.lost == [run.job_id]
+    assert counts(metrics, "conformance.noop") == {
+        "lost": 1,
+        "completed": 1,
+        "superseded": None,
+        "retried": None,
+        "lease-lost": 1,
+    }
+    [line] = lost_lines(caplog)
+    assert (line["seen_by"], line["counted"], line["attempt"]) == ("claim", True, 1)
+    detail = await driver.introspect.get_run(run.job_id)
+    assert detail is not None
+    assert (detail.summary.state, detail.summary.attempts) == ("completed", 2)
 
 
 async def test_a_refused_step_write_ends_the_attempt_superseded_without_a_settle(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterator
 
@@ -50,6 +51,17 @@ async def ship(input: Order) -> str:
     return "shipped"
 
 
+_gates: dict[str, asyncio.Event] = {}
+
+
+@job(input=Order, idempotency_key=lambda i: f"slow:{i.id}", name="tracing.slow-ship")
+async def slow_ship(input: Order) -> str:
+    """Ships once the test lets it (``_gates``), whoever holds the run by then."""
+    _gates["started"].set()
+    await _gates["go"].wait()
+    return "shipped"
+
+
 async def test_each_execution_is_one_span_named_after_its_job_with_its_outcome() -> None:
     harness = Harness(tasks=[])
     result = await harness.run_jobs(ship, {"id": "a"})
@@ -84,13 +96,22 @@ async def test_a_retry_logs_a_warning_and_a_dead_letter_an_error_and_marks_its_s
 async def test_an_attempt_whose_settle_the_fence_refused_never_claims_completion() -> None:
     harness = Harness(tasks=[])
     with harness.installed():
-        await ship.enqueue({"id": "c"})
+        await slow_ship.enqueue({"id": "c"})
     options = ClaimOptions(worker_id="w1", lease_ms=1_000)
     [mine] = await harness.driver.claim(options)
+    _gates.update(started=asyncio.Event(), go=asyncio.Event())
+    attempt = asyncio.ensure_future(
+        # Renewals later than the lease: the first w1 hears of the lapse is the fence.
+        execute_job(
+            mine, driver=harness.driver, worker_id="w1", lease_ms=1_000, heartbeat_interval_ms=2_000
+        )
+    )
+    await _gates["started"].wait()
     harness.clock.advance("1s")  # the lease lapses and another worker takes the run over
     [theirs] = await harness.driver.claim(ClaimOptions(worker_id="w2", lease_ms=1_000))
     assert theirs.id == mine.id
-    report = await execute_job(mine, driver=harness.driver, worker_id="w1", lease_ms=1_000)
+    _gates["go"].set()
+    report = await attempt
     [span] = _exporter.get_finished_spans()
     assert report.outcome == "superseded"
     assert (span.attributes or {}).get("job.outcome") == "superseded"

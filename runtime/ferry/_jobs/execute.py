@@ -285,6 +285,8 @@ class Execution:
 
     async def execute(self, definition: JobDefinition[Any, Any] | None) -> ExecutionReport:
         claimed = self.claimed
+        if claimed.lease_expires_at_ms <= self.clock.now_ms():
+            return self._lapsed_on_arrival()
         if definition is None:
             error = FerryError(
                 "X_JOB_UNKNOWN",
@@ -615,6 +617,22 @@ class Execution:
         if not landed:
             return await self._superseded(verdict=outcome)
         return self._report(outcome, error, landed=True)
+
+    def _lapsed_on_arrival(self) -> ExecutionReport:
+        """The claim answered after the lease it took had lapsed (the worker's own clock set
+        that lease when it sent the claim): a claim held up on its way — a partition, a
+        stalled server — may answer a run another worker runs already, or will. So the body
+        is not started; the lapse is counted, nothing is settled (no write of this attempt
+        could land) and the run is redelivered like any lapsed run."""
+        self._lapse(seen_by="claim", lease_expired_at_ms=self.claimed.lease_expires_at_ms)
+        reason = FerryError(
+            "X_LEASE_LOST",
+            f"worker {self.worker_id}'s claim of run {self.claimed.id} attempt "
+            f"{self.claimed.attempt} answered after its lease had lapsed; the body was not "
+            "started and the run is redelivered",
+            _LEASE_LOST_FIX,
+        )
+        return self._report("lease-lost", reason, landed=False)
 
     def _unsettled(self, failure: Exception) -> ExecutionReport:
         """The settle raised (the store unreachable, a lock held past its timeout): nothing
