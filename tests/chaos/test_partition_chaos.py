@@ -135,7 +135,8 @@ async def test_a_partitioned_worker_counts_its_lapsed_leases_and_its_refused_set
     (B none); A may count more — a window closed on A's clock while its settle was in
     flight, the settle then landing late with nobody else having run the run; each lapsed
     run of A ended ``superseded`` (its refused settle, logged ``jobs.lease.lost`` with who
-    holds the run now) or ``lease-lost`` (abandoned unsettled);
+    holds the run now) or ``lease-lost`` (abandoned unsettled, or a claim that answered
+    after its lease lapsed, its body never started);
     at least one settle was refused; no task failure was left to asyncio."""
     json_logs = ["--log-format", "json"]
     a = await fleet.worker(

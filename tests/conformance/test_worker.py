@@ -258,3 +258,48 @@ async def test_a_renewal_that_hangs_for_a_whole_window_loses_the_lease_like_one_
         assert outcomes.failed_renewals == [f"renewal still unanswered after {LEASE_MS} ms"]
     finally:
         never.set()
+
+
+async def test_a_renewal_that_answers_late_holds_the_lease_from_when_it_was_sent(
+    harness: Harness, driver: JobDriver, clock: FrozenClock
+) -> None:
+    """The store's lease runs from the renewal's sending (the worker's clock set it there),
+    so the worker's window does too: a renewal answered late leaves less of it."""
+    real = driver.heartbeat_many
+    answer = asyncio.Event()
+    sent: list[int] = []
+
+    async def late_then_refused(
+        renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]:
+        if not renewals:
+            return []  # an idle worker's beat carries its presence alone
+        sent.append(clock.now_ms())
+        if len(sent) > 1:
+            raise ConnectionError("connection reset by peer")
+        landed = await real(renewals, record=record)
+        await answer.wait()  # its answer is held up on the way back
+        return landed
+
+    driver.heartbeat_many = late_then_refused  # type: ignore[method-assign]
+    outcomes = Outcomes()
+
+    async def next_round_due() -> None:
+        due = clock.now_ms() + INTERVAL_MS
+        await eventually(lambda: due in clock.deadlines_ms(), what="the next renewal to fall due")
+
+    async with started(driver, jobs=[held_open], observer=outcomes):
+        run = await held_open.enqueue({"id": "x"})
+        await eventually(lambda: effects["held-open:started"] == 1, what="the body to start")
+        clock.advance(INTERVAL_MS / 1000)
+        await eventually(lambda: len(sent) == 1, what="the first renewal to go out")
+        clock.advance(1.5 * INTERVAL_MS / 1000)  # still within the claim's window
+        answer.set()  # it lands, 15 s after it was sent
+        await next_round_due()
+        clock.advance(INTERVAL_MS / 1000)
+        await eventually(lambda: len(outcomes.failed_renewals) == 1, what="a failed renewal")
+        assert outcomes.lost == [], "a lease from the landed renewal's sending has room"
+        await next_round_due()
+        clock.advance(INTERVAL_MS / 1000)  # a lease since it was sent; 20 s since it answered
+        await eventually(lambda: outcomes.lost == [run.job_id], what="the lease to be lost")
+    assert clock.now_ms() - sent[0] == LEASE_MS + 5_000

@@ -381,7 +381,7 @@ class Execution:
         )
         self._definition, self._parsed = definition, parsed  # the grace task's, if it must
         self.signal.add_listener(self._aborted)
-        lease = self._lease = self.keeper.hold(self)
+        lease = self._lease = self.keeper.hold(self, expires_at_ms=self.claimed.lease_expires_at_ms)
         result: Any = None
         error: BaseException | None = None
         try:

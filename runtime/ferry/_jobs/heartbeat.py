@@ -3,8 +3,9 @@
 A worker holding 200 runs sends one ``heartbeat_many`` every interval, not 200 timers and
 200 statements; each renewal in it is still fenced on its own run. The rules stay per run:
 
-* the lease window is measured from the last renewal of *that run* that landed, on the
-  worker's own clock;
+* the lease window is measured from the last renewal of *that run* that landed (the claim
+  before any), on the worker's own clock, from when that statement was *sent*: the lease it
+  wrote runs from there (the worker's clock set it), so a late answer leaves less window;
 * a renewal that does not land is ``heartbeat_failed`` (the window may hold the next one);
 * a whole window with none landing is ``lease_lost``, and the run is renewed no more;
 * the wait for a renewal is bounded by the earliest open window, so a statement that hangs
@@ -80,9 +81,11 @@ class HeldLease:
 
     __slots__ = ("holder", "last_landed_ms", "renewing", "settling")
 
-    def __init__(self, holder: LeaseHolder, now_ms: int) -> None:
+    def __init__(self, holder: LeaseHolder, leased_at_ms: int) -> None:
         self.holder = holder
-        self.last_landed_ms = now_ms
+        self.last_landed_ms = leased_at_ms
+        """When the statement behind the lease's current window was sent: the store's lease
+        runs from there (the sender's clock set it), not from when its answer came back."""
         self.renewing: asyncio.Future[list[RenewalAnswer]] | None = None
         """The renewal statement in flight that carries this run, if any."""
         self.settling = False
@@ -126,10 +129,13 @@ class LeaseKeeper:
         if self._loop is None:
             self._start(self._run(self._clock.now_ms(), at_once=True))
 
-    def hold(self, holder: LeaseHolder) -> HeldLease:
-        """Renew ``holder``'s lease from the next interval on, until dropped or lost."""
+    def hold(self, holder: LeaseHolder, *, expires_at_ms: int) -> HeldLease:
+        """Renew ``holder``'s lease, which its claim set to lapse at ``expires_at_ms``, from
+        the next interval on, until dropped or lost. Its window is measured from the claim
+        (``expires_at_ms`` less a lease), not from now: a claim that answered late has
+        less of its window left."""
         now = self._clock.now_ms()
-        held = HeldLease(holder, now)
+        held = HeldLease(holder, min(now, expires_at_ms - self._lease_ms))
         self._held[held] = None
         if self._loop is None:
             # The first round is due an interval after this hold, however late the loop's
@@ -229,7 +235,7 @@ class LeaseKeeper:
 
     async def _round(self, batch: list[HeldLease]) -> None:
         """One renewal of every lease in ``batch``; reports each run's verdict."""
-        now = self._clock.now_ms()
+        now = sent = self._clock.now_ms()
         renewals = [
             (h.holder.job_id, HeartbeatOptions(self._worker_id, self._lease_ms, h.holder.progress))
             for h in batch
@@ -258,7 +264,7 @@ class LeaseKeeper:
                     self._failed(held, f"renewal still unanswered after {self._lease_ms} ms")
                 self._lapse_settling()
             if beat.done():
-                self._answered(beat, batch, waiting=set(waiting))
+                self._answered(beat, batch, waiting=set(waiting), sent_ms=sent)
         finally:
             for held in batch:
                 held.renewing = None
@@ -295,16 +301,17 @@ class LeaseKeeper:
         batch: list[HeldLease],
         *,
         waiting: set[HeldLease],
+        sent_ms: int,
     ) -> None:
-        """Apply the statement's answers (in ``batch`` order) to the runs still waiting."""
-        now = self._clock.now_ms()
+        """Apply the statement's answers (in ``batch`` order) to the runs still waiting: a
+        landed renewal's window runs from ``sent_ms``, when it went out."""
         error = beat.exception()
         answers = beat.result() if error is None else [RenewalAnswer(False)] * len(batch)
         for held, answer in zip(batch, answers, strict=True):
             if held not in waiting or held not in self._held:
                 continue  # lost while it hung, or released: its verdict is decided
             if answer.landed:
-                held.last_landed_ms = now
+                held.last_landed_ms = sent_ms
                 if answer.cancel_requested:
                     held.holder.cancel_requested()
             elif error is not None:
