@@ -13,7 +13,7 @@ import asyncio
 import gc
 import logging
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import pytest
@@ -77,22 +77,23 @@ async def taken_over(driver: JobDriver, job_id: str) -> ClaimedJob:
 
 
 @asynccontextmanager
-async def renewing_too_slowly(
-    driver: JobDriver, job: JobHandle[Any, Any]
+async def watched(
+    driver: JobDriver, job: JobHandle[Any, Any], **options: Any
 ) -> AsyncIterator[tuple[JobWorker, Outcomes, WorkerMetrics]]:
-    """A started worker for ``job`` whose renewals come later than its lease lapses, busy
-    with one run at a time (so it claims nothing itself while that lease lapses)."""
+    """A started worker for ``job`` (``options`` as ``started`` takes them), with what it
+    reports and what it counts."""
     outcomes = Outcomes()
     metrics = WorkerMetrics(CollectorRegistry())
-    async with started(
-        driver,
-        jobs=[job],
-        observer=outcomes,
-        metrics=metrics,
-        concurrency=1,
-        heartbeat_interval_ms=SLOW_RENEWALS_MS,
-    ) as worker:
+    async with started(driver, jobs=[job], observer=outcomes, metrics=metrics, **options) as worker:
         yield worker, outcomes, metrics
+
+
+def renewing_too_slowly(
+    driver: JobDriver, job: JobHandle[Any, Any]
+) -> AbstractAsyncContextManager[tuple[JobWorker, Outcomes, WorkerMetrics]]:
+    """A watched worker for ``job`` whose renewals come later than its lease lapses, busy
+    with one run at a time (so it claims nothing itself while that lease lapses)."""
+    return watched(driver, job, concurrency=1, heartbeat_interval_ms=SLOW_RENEWALS_MS)
 
 
 async def test_a_refused_settle_is_superseded_counted_once_and_names_who_holds_the_run(
@@ -151,10 +152,8 @@ async def test_a_lease_that_lapses_while_its_settle_is_in_flight_is_counted_then
         return await real(settles, options)
 
     driver.settle_and_claim = stalled  # type: ignore[method-assign]
-    outcomes = Outcomes()
-    metrics = WorkerMetrics(CollectorRegistry())
     caplog.set_level(logging.INFO, logger="ferry")
-    async with started(driver, jobs=[deaf], observer=outcomes, metrics=metrics):
+    async with watched(driver, deaf) as (_, outcomes, metrics):
         run = await deaf.enqueue({"id": "a"})
         await eventually(lambda: effects["deaf:started"] == 1, what="the body to start")
         held["a"].set()
@@ -192,10 +191,8 @@ async def test_a_claim_answered_after_its_lease_lapsed_is_not_started_but_counte
         return landed, claimed
 
     driver.settle_and_claim = held_up  # type: ignore[method-assign]
-    outcomes = Outcomes()
-    metrics = WorkerMetrics(CollectorRegistry())
     caplog.set_level(logging.INFO, logger="ferry")
-    async with started(driver, jobs=[noop], observer=outcomes, metrics=metrics):
+    async with watched(driver, noop) as (_, outcomes, metrics):
         run = await noop.enqueue({"id": "a"})
         await eventually(lambda: len(outcomes.reports) == 2, what="the redelivered attempt")
     assert answered_late == [run.job_id]
