@@ -1,7 +1,9 @@
 """Honest accounting when the fence speaks, on every driver: a settle or a step write the
 store refuses ends the attempt ``superseded`` (never ``completed`` or ``failed``), its
 lapsed lease counts once however the worker learns of it, and the line it logs names who
-holds the run now. A renewal statement the worker stopped waiting for is still answered.
+holds the run now. Past its window an attempt sends nothing: no renewal, no settle (either
+could land on a lease this worker took since, by claiming the run again). A renewal
+statement the worker stopped waiting for is still answered.
 
 Time is the frozen clock's. Another worker takes a run over through the driver's own
 claim once the run's lease has expired on that clock, exactly as a second process would.
@@ -12,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -24,6 +26,7 @@ from ferry._clock import FrozenClock
 from ferry._jobs.declaration import JobHandle
 from ferry._metrics import WorkerMetrics
 from ferry._worker import JobWorker
+from ferry.drivers._wake import IDLE_POLL_MAX_WAKE_PROVEN_MS
 from ferry.drivers.protocol import (
     ClaimedJob,
     ClaimOptions,
@@ -43,7 +46,8 @@ from .started_worker import INTERVAL_MS, LEASE_MS, Outcomes, started
 OTHER = "worker-b"
 SLOW_RENEWALS_MS = 2 * LEASE_MS
 """A renewal interval longer than the lease: the lease lapses before the keeper looks, so
-the first the worker hears of it is the fence refusing a write."""
+the first the worker hears of it is a write it is about to make (a step's, which the fence
+refuses; a settle's, which it no longer sends) or its own claim taking the run again."""
 
 
 @pytest.fixture(autouse=True)
@@ -96,41 +100,139 @@ def renewing_too_slowly(
     return watched(driver, job, concurrency=1, heartbeat_interval_ms=SLOW_RENEWALS_MS)
 
 
-async def test_a_refused_settle_is_superseded_counted_once_and_names_who_holds_the_run(
+def settles_sent(driver: JobDriver) -> list[str]:
+    """The ids of the runs whose settles ``driver`` is sent from now on (by either path)."""
+    sent: list[str] = []
+    settle_many, settle_and_claim = driver.settle_many, driver.settle_and_claim
+
+    async def many(settles: Sequence[Settle]) -> list[bool]:
+        sent.extend(job_id for job_id, _ in settles)
+        return await settle_many(settles)
+
+    async def and_claim(
+        settles: Sequence[Settle], options: ClaimOptions
+    ) -> tuple[list[bool], list[ClaimedJob]]:
+        sent.extend(job_id for job_id, _ in settles)
+        return await settle_and_claim(settles, options)
+
+    driver.settle_many = many  # type: ignore[method-assign]
+    driver.settle_and_claim = and_claim  # type: ignore[method-assign]
+    return sent
+
+
+def renewals_sent(driver: JobDriver) -> list[str]:
+    """The ids of the runs ``driver`` is asked to renew from now on."""
+    sent: list[str] = []
+    heartbeat_many = driver.heartbeat_many
+
+    async def renewing(
+        renewals: Sequence[Renewal], *, record: RecordWrite | None = None
+    ) -> list[RenewalAnswer]:
+        sent.extend(job_id for job_id, _ in renewals)
+        return await heartbeat_many(renewals, record=record)
+
+    driver.heartbeat_many = renewing  # type: ignore[method-assign]
+    return sent
+
+
+async def test_a_verdict_reached_after_the_window_closed_is_not_sent_and_the_lapse_counts_once(
     harness: Harness, driver: JobDriver, clock: FrozenClock, caplog: pytest.LogCaptureFixture
 ) -> None:
+    sent = settles_sent(driver)
     caplog.set_level(logging.INFO, logger="ferry")
     async with renewing_too_slowly(driver, deaf) as (worker, outcomes, metrics):
         run = await deaf.enqueue({"id": "a"})
         await eventually(lambda: effects["deaf:started"] == 1, what="the body to start")
         clock.advance(LEASE_MS / 1000)  # the lease lapses, unrenewed
         await taken_over(driver, run.job_id)
-        held["a"].set()  # the body completes; its ack meets the fence
+        held["a"].set()  # the body completes after its window closed
         await eventually(lambda: worker.in_flight == 0, what="the attempt to end")
     [report] = outcomes.reports
-    assert (report.outcome, report.code, report.landed) == ("superseded", "X_LEASE_LOST", False)
-    assert OTHER in (report.message or "")
-    assert outcomes.lost == [run.job_id], "the lapse the refusal revealed is counted once"
+    assert (report.outcome, report.code, report.landed) == ("lease-lost", "X_LEASE_LOST", False)
+    assert run.job_id not in sent, "a settle past the window is never sent"
+    assert outcomes.lost == [run.job_id], "the lapse is counted once"
     assert counts(metrics, "conformance.deaf") == {
         "lost": 1,
         "completed": None,
-        "superseded": 1,
+        "superseded": None,
         "retried": None,
-        "lease-lost": None,
+        "lease-lost": 1,
     }
     assert settled == [], "on_settled hears the run's ending from the worker holding it now"
     [line] = lost_lines(caplog)
     assert line["levelname"] == "ERROR"
-    assert {k: line.get(k) for k in ("job_id", "seen_by", "refused", "counted", "holder")} == {
+    assert {k: line.get(k) for k in ("job_id", "seen_by", "counted", "attempt")} == {
         "job_id": run.job_id,
-        "seen_by": "settle",
-        "refused": "settle",
+        "seen_by": "renewal",
         "counted": True,
-        "holder": OTHER,
+        "attempt": 1,
     }
-    assert (line["verdict"], line["holder_state"], line["attempt"]) == ("completed", "running", 1)
     detail = await driver.introspect.get_run(run.job_id)
     assert detail is not None and detail.locked_by == OTHER and detail.summary.state == "running"
+
+
+async def test_a_round_after_the_window_closed_renews_nothing_and_loses_the_lease_at_once(
+    harness: Harness, driver: JobDriver, clock: FrozenClock
+) -> None:
+    sent = renewals_sent(driver)
+    async with renewing_too_slowly(driver, held_open) as (_, outcomes, metrics):
+        run = await held_open.enqueue({"id": "x"})
+        await eventually(lambda: effects["held-open:started"] == 1, what="the body to start")
+        clock.advance(SLOW_RENEWALS_MS / 1000)  # the first round falls due a window too late
+        await eventually(lambda: outcomes.lost == [run.job_id], what="the lease to be lost")
+        await eventually(
+            lambda: effects["held-open:aborted:X_LEASE_LOST"] == 1, what="the body to stop"
+        )
+        await eventually(lambda: outcomes.reports, what="the attempt's report")
+    assert sent == [], "no renewal goes out for a lease whose window has closed"
+    assert outcomes.failed_renewals == [], "none was sent, so none failed"
+    assert (outcomes.reports[0].attempt, outcomes.reports[0].outcome) == (1, "lease-lost")
+    assert counts(metrics, "conformance.held-open")["lost"] == 1
+
+
+def idle_poll_due(clock: FrozenClock) -> Callable[[], bool]:
+    """Whether the worker waits for its idle poll (every driver's is at most
+    ``IDLE_POLL_MAX_WAKE_PROVEN_MS``; no other timer of a worker is due that soon)."""
+    return lambda: any(
+        d - clock.now_ms() <= IDLE_POLL_MAX_WAKE_PROVEN_MS for d in clock.deadlines_ms()
+    )
+
+
+async def test_a_run_this_worker_claims_again_while_its_older_attempt_runs_settles_once(
+    harness: Harness, driver: JobDriver, clock: FrozenClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The fence is on the claimer, and here both attempts' claimer is this worker: only
+    the worker can keep the older attempt, whose lease the store let lapse, from settling
+    the run under the new attempt's lease."""
+    caplog.set_level(logging.INFO, logger="ferry")
+    slow = {"concurrency": 2, "heartbeat_interval_ms": SLOW_RENEWALS_MS}
+    async with watched(driver, deaf, **slow) as (_, outcomes, metrics):
+        run = await deaf.enqueue({"id": "a"})
+        await eventually(lambda: effects["deaf:started"] == 1, what="the body to start")
+        await eventually(idle_poll_due(clock), what="the worker to wait for its idle poll")
+        clock.advance(LEASE_MS / 1000)  # the lease lapses, unrenewed; the idle poll is due
+        await eventually(lambda: effects["deaf:started"] == 2, what="the claim to retake it")
+        held["a"].set()  # both bodies complete, the older one deaf to its signal
+        await eventually(lambda: len(outcomes.reports) == 2, what="both attempts' reports")
+    assert sorted((r.attempt, r.outcome, r.landed) for r in outcomes.reports) == [
+        (1, "lease-lost", False),
+        (2, "completed", True),
+    ]
+    assert outcomes.lost == [run.job_id]
+    assert counts(metrics, "conformance.deaf") == {
+        "lost": 1,
+        "completed": 1,
+        "superseded": None,
+        "retried": None,
+        "lease-lost": 1,
+    }
+    assert [s.attempt for s in settled] == [2]
+    [line] = lost_lines(caplog)
+    assert (line["seen_by"], line["counted"], line["attempt"]) == ("reclaim", True, 1)
+    assert line["claimed_again_as"] == 2
+    detail = await driver.introspect.get_run(run.job_id)
+    assert detail is not None
+    assert (detail.summary.state, detail.summary.attempts) == ("completed", 2)
 
 
 async def test_a_lease_that_lapses_while_its_settle_is_in_flight_is_counted_then_superseded(

@@ -14,7 +14,7 @@ from support.tracing import recording
 
 from ferry import Retry, job
 from ferry._jobs.execute import execute_job
-from ferry.drivers.protocol import ClaimOptions
+from ferry.drivers.protocol import AckOptions, ClaimOptions, JobDriver, NackOptions
 from ferry.testing import Harness
 
 _exporter = InMemorySpanExporter()
@@ -51,17 +51,6 @@ async def ship(input: Order) -> str:
     return "shipped"
 
 
-_gates: dict[str, asyncio.Event] = {}
-
-
-@job(input=Order, idempotency_key=lambda i: f"slow:{i.id}", name="tracing.slow-ship")
-async def slow_ship(input: Order) -> str:
-    """Ships once the test lets it (``_gates``), whoever holds the run by then."""
-    _gates["started"].set()
-    await _gates["go"].wait()
-    return "shipped"
-
-
 async def test_each_execution_is_one_span_named_after_its_job_with_its_outcome() -> None:
     harness = Harness(tasks=[])
     result = await harness.run_jobs(ship, {"id": "a"})
@@ -93,24 +82,47 @@ async def test_a_retry_logs_a_warning_and_a_dead_letter_an_error_and_marks_its_s
     assert verdicts == [("WARNING", "jobs.run.retrying"), ("ERROR", "jobs.run.dead")]
 
 
+class _OnItsWay:
+    """A settler whose settles reach the driver only once ``arrive`` is set: sent while the
+    lease still held, answered after it lapsed."""
+
+    def __init__(self, driver: JobDriver) -> None:
+        self.driver = driver
+        self.sent = asyncio.Event()
+        self.arrive = asyncio.Event()
+
+    async def ack(self, job_id: str, options: AckOptions) -> bool:
+        self.sent.set()
+        await self.arrive.wait()
+        return await self.driver.ack(job_id, options)
+
+    async def nack(self, job_id: str, options: NackOptions) -> bool:
+        self.sent.set()
+        await self.arrive.wait()
+        return await self.driver.nack(job_id, options)
+
+
 async def test_an_attempt_whose_settle_the_fence_refused_never_claims_completion() -> None:
     harness = Harness(tasks=[])
     with harness.installed():
-        await slow_ship.enqueue({"id": "c"})
-    options = ClaimOptions(worker_id="w1", lease_ms=1_000)
-    [mine] = await harness.driver.claim(options)
-    _gates.update(started=asyncio.Event(), go=asyncio.Event())
+        await ship.enqueue({"id": "c"})
+    [mine] = await harness.driver.claim(ClaimOptions(worker_id="w1", lease_ms=1_000))
+    settler = _OnItsWay(harness.driver)
     attempt = asyncio.ensure_future(
-        # Renewals later than the lease: the first w1 hears of the lapse is the fence.
         execute_job(
-            mine, driver=harness.driver, worker_id="w1", lease_ms=1_000, heartbeat_interval_ms=2_000
+            mine,
+            driver=harness.driver,
+            worker_id="w1",
+            lease_ms=1_000,
+            heartbeat_interval_ms=2_000,  # no renewal round before the settle answers
+            settler=settler,
         )
     )
-    await _gates["started"].wait()
+    await settler.sent.wait()
     harness.clock.advance("1s")  # the lease lapses and another worker takes the run over
     [theirs] = await harness.driver.claim(ClaimOptions(worker_id="w2", lease_ms=1_000))
     assert theirs.id == mine.id
-    _gates["go"].set()
+    settler.arrive.set()
     report = await attempt
     [span] = _exporter.get_finished_spans()
     assert report.outcome == "superseded"

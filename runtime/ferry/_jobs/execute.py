@@ -14,7 +14,12 @@ The accounting is honest when the fence speaks: a settle or a step write the sto
 refuses (the run is no longer this worker's) ends the attempt ``superseded`` — never
 ``completed`` or ``failed`` — and its lease counts as lost, once per lapse however the
 worker learns of it: a whole window with no renewal landing (while the body runs, or while
-its settle is in flight), the fence refusing a write, or a settle that could not be sent.
+its settle is in flight), the fence refusing a write, a settle that could not be sent, a
+claim that answered too late, or this worker's own claim taking the run again.
+
+A lease known lost stays lost: nothing of the attempt is renewed or settled after it. The
+fence is on the claimer, so a write sent then could land on a lease this same worker took
+since, for a newer attempt of the run, and settle that run with this attempt's verdict.
 """
 
 from __future__ import annotations
@@ -151,11 +156,13 @@ class Execution:
 
     __slots__ = (
         "_abandoned",
+        "_begun",
         "_definition",
         "_given_up",
         "_grace",
         "_lapse_reported",
         "_lease",
+        "_lost",
         "_parsed",
         "_refused_step",
         "caps",
@@ -212,6 +219,11 @@ class Execution:
         answers) for this run."""
         self._lapse_reported = False
         """This attempt's lost lease was logged and counted: a lapse counts once."""
+        self._begun = False
+        """``execute`` has begun (and checked the claim's lease first thing)."""
+        self._lost: FerryError | None = None
+        """Why this attempt's lease is known lost (its window closed, or this worker claimed
+        the run again): nothing of it is settled from then on."""
         self._refused_step: str | None = None
         """The step whose write the fence refused, if one was."""
         self._definition: JobDefinition[Any, Any] | None = None
@@ -285,6 +297,7 @@ class Execution:
 
     async def execute(self, definition: JobDefinition[Any, Any] | None) -> ExecutionReport:
         claimed = self.claimed
+        self._begun = True
         if claimed.lease_expires_at_ms <= self.clock.now_ms():
             return self._lapsed_on_arrival()
         if definition is None:
@@ -604,7 +617,15 @@ class Execution:
     ) -> ExecutionReport:
         """Send the attempt's verdict (fenced on this worker) and report how it went: as
         ``outcome`` when it landed, ``superseded`` when the fence refused it, ``lease-lost``
-        when it could not be sent at all."""
+        when it could not be sent at all — or ``lease-lost``, unsent, when the lease is known
+        lost before it goes: a settle sent past the window could land only on a lease this
+        worker took since, by claiming the run again, and would settle that attempt's run
+        with this one's verdict."""
+        if self._lease is not None:
+            self.keeper.lapsed(self._lease)  # a window that closed unnoticed is lost now
+        if self._lost is not None:
+            self._let_go()
+            return self._report("lease-lost", self._lost, landed=False)
         try:
             if isinstance(verdict, AckOptions):
                 landed = await self.settler.ack(self.claimed.id, verdict)
@@ -786,7 +807,7 @@ class Execution:
         settle be in flight): counted now, and the body told to stop."""
         if not self._lapse_reported:
             self._lapse(seen_by="renewal", window_ms=self.lease_ms)
-        self.signal.abort(
+        self._lose(
             FerryError(
                 "X_LEASE_LOST",
                 f"worker {self.worker_id} renewed no lease on run {self.claimed.id} for "
@@ -794,6 +815,39 @@ class Execution:
                 _LEASE_LOST_FIX,
             )
         )
+
+    def retaken(self, attempt: int) -> None:
+        """This worker's own claim took the run again (as ``attempt``) while this attempt
+        still runs. A claim takes no run whose lease is live, so the store had let this
+        attempt's lease lapse before the keeper noticed (renewals slower than the lease, or
+        failing): the lease is lost now, counted, the body told to stop, and it is renewed
+        no more — a renewal or settle of it would land on the new attempt's lease, which
+        the fence, on the claimer (this same worker), cannot tell from this one's.
+
+        An attempt that has ended has nothing left to lose; one that has not begun finds its
+        claim lapsed as it begins (that claim took the run again because, on this worker's
+        clock, the lease had lapsed), and says so itself."""
+        if not self._begun or self.report.done():
+            return
+        self._lapse(seen_by="reclaim", claimed_again_as=attempt)
+        if self._lease is not None:
+            self.keeper.drop(self._lease)
+        self._lose(
+            FerryError(
+                "X_LEASE_LOST",
+                f"worker {self.worker_id} claimed run {self.claimed.id} again (attempt "
+                f"{attempt}) while attempt {self.claimed.attempt} still ran: the store had "
+                "let that attempt's lease lapse",
+                _LEASE_LOST_FIX,
+            )
+        )
+
+    def _lose(self, reason: FerryError) -> None:
+        """The lease is gone for ``reason``: nothing of this attempt settles from now on,
+        and the body is told to stop."""
+        if self._lost is None:
+            self._lost = reason
+        self.signal.abort(reason)
 
     def step_refused(self, step_name: str) -> None:
         """The fence refused a step's write: another worker holds the run. The body is told

@@ -7,7 +7,12 @@ A worker holding 200 runs sends one ``heartbeat_many`` every interval, not 200 t
   before any), on the worker's own clock, from when that statement was *sent*: the lease it
   wrote runs from there (the worker's clock set it), so a late answer leaves less window;
 * a renewal that does not land is ``heartbeat_failed`` (the window may hold the next one);
-* a whole window with none landing is ``lease_lost``, and the run is renewed no more;
+* a whole window with none landing is ``lease_lost``, and the run is renewed no more: a
+  round finds every window that closed since the last one lost before it renews anything,
+  and ``lapsed`` asks the same before a settle goes out. Past its window a run is not this
+  attempt's any more, and a renewal or settle sent then could only land on a lease taken
+  since — by this very worker, when its own claim took the run back — which the fence, on
+  the claimer, cannot tell from this attempt's;
 * the wait for a renewal is bounded by the earliest open window, so a statement that hangs
   (a stalled connection, a proxy dropping packets) is caught exactly like one that fails;
 * once the body ended (``stop_renewing``) the lease is renewed no more, but its window is
@@ -165,6 +170,16 @@ class LeaseKeeper:
             remaining = held.last_landed_ms + self._lease_ms - self._clock.now_ms()
             await first_of(asyncio.shield(beat), self._clock.sleep_ms(remaining))
 
+    def lapsed(self, held: HeldLease) -> bool:
+        """Whether ``held``'s window has closed; when it has, the lease is lost now (told to
+        its holder, once) and watched no more."""
+        if self._clock.now_ms() - held.last_landed_ms < self._lease_ms:
+            return False
+        if held in self._held:
+            del self._held[held]
+            held.holder.lease_lost()
+        return True
+
     def drop(self, held: HeldLease) -> None:
         """Stop renewing and watching ``held`` at once: its settle answered, or the run
         was abandoned."""
@@ -191,7 +206,7 @@ class LeaseKeeper:
             while self._held or self._presence is not None:
                 await self._clock.sleep_ms(due_ms - self._clock.now_ms())
                 try:
-                    self._lapse_settling()
+                    self._lapse_closed()
                     renewable = [h for h in self._held if not h.settling]
                     if renewable:
                         await self._round(renewable)
@@ -262,7 +277,7 @@ class LeaseKeeper:
                 waiting = [h for h in waiting if h not in closed]
                 for held in closed:
                     self._failed(held, f"renewal still unanswered after {self._lease_ms} ms")
-                self._lapse_settling()
+                self._lapse_closed()
             if beat.done():
                 self._answered(beat, batch, waiting=set(waiting), sent_ms=sent)
         finally:
@@ -287,13 +302,11 @@ class LeaseKeeper:
             },
         )
 
-    def _lapse_settling(self) -> None:
-        """Every settling lease whose window closed before its settle answered is lost."""
-        now = self._clock.now_ms()
-        for held in [h for h in self._held if h.settling]:
-            if now - held.last_landed_ms >= self._lease_ms:
-                self._held.pop(held, None)
-                held.holder.lease_lost()
+    def _lapse_closed(self) -> None:
+        """Every lease whose window closed is lost: one not renewed since (its renewals were
+        slower than its lease), or one whose settle has not answered."""
+        for held in list(self._held):
+            self.lapsed(held)
 
     def _answered(
         self,

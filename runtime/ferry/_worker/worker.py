@@ -580,6 +580,9 @@ class JobWorker:
         )
 
     def _spawn(self, run: ClaimedJob) -> asyncio.Future[ExecutionReport]:
+        older = self._bodies.get(run.id)
+        if older is not None:  # the store let its lease lapse before its keeper noticed
+            older.retaken(run.attempt)
         self.observer.execution_started(run)
         execution = Execution(
             run,
