@@ -49,6 +49,16 @@ SLOW_RENEWALS_MS = 2 * LEASE_MS
 the first the worker hears of it is a write it is about to make (a step's, which the fence
 refuses; a settle's, which it no longer sends) or its own claim taking the run again."""
 
+LAPSED_THEN_REDELIVERED = {
+    "lost": 1,
+    "completed": 1,
+    "superseded": None,
+    "retried": None,
+    "lease-lost": 1,
+}
+"""What ``counts`` reads when one attempt's lease lapsed (counted once, nothing of it
+settled) and the run's next attempt completed it."""
+
 
 @pytest.fixture(autouse=True)
 def _fresh() -> None:
@@ -219,13 +229,7 @@ async def test_a_run_this_worker_claims_again_while_its_older_attempt_runs_settl
         (2, "completed", True),
     ]
     assert outcomes.lost == [run.job_id]
-    assert counts(metrics, "conformance.deaf") == {
-        "lost": 1,
-        "completed": 1,
-        "superseded": None,
-        "retried": None,
-        "lease-lost": 1,
-    }
+    assert counts(metrics, "conformance.deaf") == LAPSED_THEN_REDELIVERED
     assert [s.attempt for s in settled] == [2]
     [line] = lost_lines(caplog)
     assert (line["seen_by"], line["counted"], line["attempt"]) == ("reclaim", True, 1)
@@ -304,13 +308,7 @@ async def test_a_claim_answered_after_its_lease_lapsed_is_not_started_but_counte
     ]
     assert effects["noop"] == 1, "the body ran once: on the redelivery, never on the late claim"
     assert outcomes.lost == [run.job_id]
-    assert counts(metrics, "conformance.noop") == {
-        "lost": 1,
-        "completed": 1,
-        "superseded": None,
-        "retried": None,
-        "lease-lost": 1,
-    }
+    assert counts(metrics, "conformance.noop") == LAPSED_THEN_REDELIVERED
     [line] = lost_lines(caplog)
     assert (line["seen_by"], line["counted"], line["attempt"]) == ("claim", True, 1)
     detail = await driver.introspect.get_run(run.job_id)
