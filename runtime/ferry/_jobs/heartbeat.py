@@ -337,6 +337,4 @@ class LeaseKeeper:
         if held not in self._held:
             return
         held.holder.heartbeat_failed(reason)
-        if self._clock.now_ms() - held.last_landed_ms >= self._lease_ms:
-            self._held.pop(held, None)
-            held.holder.lease_lost()
+        self.lapsed(held)
