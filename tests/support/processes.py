@@ -152,15 +152,17 @@ class FerryProcess:
         [started] = self.events("jobs.worker.started")
         return str(started["worker_id"])
 
+    def records(self) -> list[dict[str, Any]]:
+        """Every JSON log line (``--log-format json``) written so far, in order.
+
+        A running process may be halfway through writing its last line, so only lines
+        ended by a newline are read; a torn tail is read on the next call, once whole."""
+        lines = self.log().splitlines(keepends=True)
+        return [json.loads(line) for line in lines if line.startswith("{") and line.endswith("\n")]
+
     def events(self, name: str) -> list[dict[str, Any]]:
-        """Every JSON log line (``--log-format json``) of event ``name``, in order."""
-        found = []
-        for line in self.log().splitlines():
-            if line.startswith("{"):
-                record = json.loads(line)
-                if record.get("event") == name:
-                    found.append(record)
-        return found
+        """Every JSON log line of event ``name``, in order."""
+        return [record for record in self.records() if record.get("event") == name]
 
 
 async def start_ferry(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import asyncpg
 from support.processes import Fleet
 from support.waiting import eventually
@@ -45,7 +43,7 @@ async def test_a_hanging_heartbeat_raises_job_leases_lost_total_within_one_windo
         await transaction.rollback()
         await blocker.close()
 
-    events = [json.loads(line) for line in worker.log().splitlines() if line.startswith("{")]
+    events = worker.records()
     lost = [e for e in events if e["event"] == "jobs.lease.lost"]
     assert lost and lost[0]["level"] == "error" and lost[0]["job_id"] == run.job_id
     failed = [e for e in events if e["event"] == "jobs.heartbeat.failed"]
