@@ -3,8 +3,9 @@
 -- this with no claim ($6 = 0), `claim` this with no settles (an empty batch); a worker whose
 -- jobs declare concurrency sends settle_and_keyed_claim instead.
 -- The settle's parameters ($1..$4) are those of _settle.sql; $8/$9 restrict the claim to
--- queues/names (NULL: any). Two statements rather than one with the keyed part unused:
--- the server plans the statement on every execution, and the keyed part doubles that cost.
+-- queues/names (NULL: any). Two statements rather than one with the keyed part unused: the
+-- server runs a prepared statement on its generic plan, but the keyed part still costs
+-- every execution (one settle and a claim of one: 0.67 ms here, 0.84-1.31 ms keyed).
 WITH {_settle},
 became_ready AS (SELECT * FROM requeued),
 {_ready},
