@@ -12,3 +12,13 @@ def plan_nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield node
     for child in node.get("Plans", []):
         yield from plan_nodes(child)
+
+
+def scans_of(plan: list[dict[str, Any]], relation: str) -> list[tuple[str, str | None]]:
+    """How ``EXPLAIN (FORMAT JSON)``'s ``plan`` reads ``relation``: (node type, index) for
+    every node on it."""
+    return [
+        (node["Node Type"], node.get("Index Name"))
+        for node in plan_nodes(plan[0]["Plan"])
+        if node.get("Relation Name") == relation
+    ]

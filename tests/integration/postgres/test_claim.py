@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import asyncpg
-from support.plans import plan_nodes
+from support.plans import scans_of
 from support.runs import send
 
 from ferry._clock import FrozenClock
@@ -97,13 +97,10 @@ async def test_the_claim_walks_the_ready_set_and_reads_runs_by_primary_key_only(
     error = ("X_CANCELLED", "cancelled")
     args = (nothing_to_settle, now, *error, "w", 10, now + 30_000, None, None)
     plan = json.loads(await db.fetchval(f"EXPLAIN (FORMAT JSON) {claim}", *args))
-    nodes = [
-        (n["Node Type"], n.get("Relation Name"), n.get("Index Name"))
-        for n in plan_nodes(plan[0]["Plan"])
-    ]
-    assert ("Index Scan", "ready_0", "ready_0_priority_run_at_ms_id_idx") in nodes
-    assert ("Seq Scan", "ready_0", None) not in nodes, "picked rows are deleted by their ctid"
-    on_jobs = [(kind, index) for kind, relation, index in nodes if relation == "jobs"]
+    on_ready = scans_of(plan, "ready_0")
+    assert ("Index Scan", "ready_0_priority_run_at_ms_id_idx") in on_ready
+    assert ("Seq Scan", None) not in on_ready, "picked rows are deleted by their ctid"
+    on_jobs = scans_of(plan, "jobs")
     assert on_jobs and all(
         kind == "ModifyTable" or index == "jobs_pkey" for kind, index in on_jobs
     ), on_jobs

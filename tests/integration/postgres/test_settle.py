@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import asyncpg
+from support.plans import scans_of
 from support.runs import send
 
 from ferry._clock import FrozenClock
 from ferry.drivers import PostgresJobDriver
+from ferry.drivers._columns import json_text
+from ferry.drivers._postgres.driver import _settle_row
+from ferry.drivers._postgres.queries import Queries
 from ferry.drivers.protocol import (
     AckOptions,
     ClaimOptions,
@@ -166,3 +171,26 @@ async def test_a_renewal_skips_a_row_another_session_holds_locked_and_renews_the
         )
     assert [a.landed for a in answers] == [False, True]
     assert await driver.heartbeat(locked.id, HeartbeatOptions("w", 60_000)), "the next one lands"
+
+
+async def test_a_settle_and_a_renewal_read_the_runs_they_fence_by_primary_key(
+    driver: PostgresJobDriver, db: asyncpg.Connection, pg_schema: str, clock: FrozenClock
+) -> None:
+    # A backlog analyzed while nothing ran: the statistics say no run is running, so a
+    # fence on state alone looks like one row found by reading the table. A settle of one
+    # run must cost the same on 5,000 runs as on 5 million (it once read every row).
+    await driver.enqueue_many([send(f"backlog-{i}") for i in range(5_000)])
+    await db.execute(f'ANALYZE "{pg_schema}".jobs')
+    [held] = await driver.claim(ClaimOptions("w", 30_000))
+    now = clock.now_ms()
+    queries = Queries(pg_schema)
+    batch = json_text([_settle_row(int(held.id), AckOptions("w"), now)])
+    error = ("X_CANCELLED", "cancelled")
+    settle = (batch, now, *error, None, 0, None, None, None)
+    renewal = ([int(held.id)], ["w"], [now + 30_000], [None], [None], now, None, None, None, None)
+    for statement, args in (("settle_and_claim", settle), ("heartbeat", renewal)):
+        plan = json.loads(await db.fetchval(f"EXPLAIN (FORMAT JSON) {queries[statement]}", *args))
+        on_jobs = scans_of(plan, "jobs")
+        assert on_jobs and all(
+            kind == "ModifyTable" or index == "jobs_pkey" for kind, index in on_jobs
+        ), (statement, on_jobs)
