@@ -22,3 +22,9 @@ def scans_of(plan: list[dict[str, Any]], relation: str) -> list[tuple[str, str |
         for node in plan_nodes(plan[0]["Plan"])
         if node.get("Relation Name") == relation
     ]
+
+
+def read_through(scans: list[tuple[str, str | None]], index: str) -> bool:
+    """Whether ``scans`` (``scans_of``) read their relation, and only through ``index``; a
+    ``ModifyTable`` node writes the rows its subplan found, so it reads nothing itself."""
+    return bool(scans) and all(kind == "ModifyTable" or name == index for kind, name in scans)
